@@ -1,0 +1,191 @@
+"""Django admin for every annotation model: enough to run a campaign before the dashboards exist."""
+from django.contrib import admin
+from django.db.models import Count, Q, Sum
+
+from . import models
+
+
+@admin.register(models.Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "kind", "status", "redundancy", "item_count", "submitted_count", "active_count", "created_at")
+    list_filter = ("kind", "status")
+    search_fields = ("slug", "name")
+    prepopulated_fields = {"slug": ("name",)}
+    actions = ["start", "pause", "finish"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            _items=Count("items", distinct=True),
+            _submitted=Count("items__assignments", filter=Q(items__assignments__status="submitted"), distinct=True),
+            _active=Count("items__assignments", filter=Q(items__assignments__status="active"), distinct=True),
+        )
+
+    @admin.display(description="items", ordering="_items")
+    def item_count(self, obj):
+        return obj._items
+
+    @admin.display(description="submitted assignments", ordering="_submitted")
+    def submitted_count(self, obj):
+        return obj._submitted
+
+    @admin.display(description="in flight", ordering="_active")
+    def active_count(self, obj):
+        return obj._active
+
+    def _set_status(self, request, queryset, status):
+        from .services.campaigns import set_campaign_status
+
+        for campaign in queryset:
+            set_campaign_status(campaign, status)
+        self.message_user(request, f"{queryset.count()} campaign(s) set to {status}.")
+
+    @admin.action(description="Start / resume selected campaigns")
+    def start(self, request, queryset):
+        self._set_status(request, queryset, models.CampaignStatus.RUNNING)
+
+    @admin.action(description="Pause selected campaigns")
+    def pause(self, request, queryset):
+        self._set_status(request, queryset, models.CampaignStatus.PAUSED)
+
+    @admin.action(description="Finish selected campaigns")
+    def finish(self, request, queryset):
+        self._set_status(request, queryset, models.CampaignStatus.FINISHED)
+
+
+class SummaryInline(admin.TabularInline):
+    model = models.Summary
+    fields = ("system", "is_reference", "text")
+    extra = 0
+    show_change_link = True
+
+
+@admin.register(models.Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "campaign", "dataset", "split", "summary_count")
+    list_filter = ("campaign", "dataset", "split")
+    search_fields = ("external_id", "text")
+    inlines = [SummaryInline]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_summaries=Count("summaries"))
+
+    @admin.display(description="summaries", ordering="_summaries")
+    def summary_count(self, obj):
+        return obj._summaries
+
+
+@admin.register(models.Summary)
+class SummaryAdmin(admin.ModelAdmin):
+    list_display = ("id", "document", "system", "is_reference", "requested_error_type", "corrected_error_type")
+    list_filter = ("document__campaign", "system", "is_reference", "document__dataset", "document__split")
+    search_fields = ("text", "document__external_id", "system")
+    raw_id_fields = ("document", "edited_from")
+
+
+@admin.register(models.Trap)
+class TrapAdmin(admin.ModelAdmin):
+    list_display = ("id", "document", "code", "expected_factual", "expected_category")
+    list_filter = ("code", "document__campaign")
+    raw_id_fields = ("document",)
+
+
+@admin.register(models.Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("id", "campaign", "document", "summary", "requested_error_type", "for_experts", "live_assignments")
+    list_filter = ("campaign", "requested_error_type", "for_experts")
+    search_fields = ("document__external_id",)
+    raw_id_fields = ("document", "summary")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(
+            _live=Count("assignments", filter=Q(assignments__status__in=models.LIVE_ASSIGNMENT_STATUSES))
+        )
+
+    @admin.display(description="live assignments", ordering="_live")
+    def live_assignments(self, obj):
+        return obj._live
+
+
+@admin.register(models.Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("id", "user", "provider", "external_id", "is_blocked", "blocked_reason", "bonus_total", "created_at")
+    list_filter = ("provider", "is_blocked")
+    search_fields = ("user__username", "external_id")
+    raw_id_fields = ("user",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_bonus=Sum("bonuses__amount"))
+
+    @admin.display(description="bonus total", ordering="_bonus")
+    def bonus_total(self, obj):
+        return obj._bonus or 0
+
+
+@admin.register(models.Participation)
+class ParticipationAdmin(admin.ModelAdmin):
+    list_display = (
+        "worker", "campaign", "tutorial_done", "qualification_status", "qualification_score", "trap_correct",
+        "trap_total", "entity_failures", "items_submitted", "is_blocked", "blocked_reason",
+    )
+    list_filter = ("campaign", "qualification_status", "is_blocked", "tutorial_done")
+    search_fields = ("worker__user__username", "worker__external_id")
+    raw_id_fields = ("worker",)
+
+
+@admin.register(models.QualificationAttempt)
+class QualificationAttemptAdmin(admin.ModelAdmin):
+    list_display = ("participation", "score", "passed", "submitted_at")
+    list_filter = ("passed", "participation__campaign")
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("id", "item", "worker", "status", "created_at", "expires_at", "submitted_at", "lead_time_seconds", "too_fast")
+    list_filter = ("status", "item__campaign", "too_fast")
+    search_fields = ("worker__user__username", "worker__external_id")
+    raw_id_fields = ("item", "worker")
+
+
+@admin.register(models.SentenceJudgement)
+class SentenceJudgementAdmin(admin.ModelAdmin):
+    list_display = ("id", "summary", "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source")
+    list_filter = ("source", "factual", "summary__document__campaign")
+    raw_id_fields = ("summary", "worker", "assignment")
+
+
+@admin.register(models.TrapAnswer)
+class TrapAnswerAdmin(admin.ModelAdmin):
+    list_display = ("id", "assignment", "trap", "factual", "correct")
+    list_filter = ("correct",)
+    raw_id_fields = ("assignment", "trap")
+
+
+@admin.register(models.Edit)
+class EditAdmin(admin.ModelAdmin):
+    list_display = ("id", "source_summary", "worker", "requested_error_type", "is_not_applicable", "word_distance", "review_status", "corrected_error_type")
+    list_filter = ("review_status", "requested_error_type", "is_not_applicable", "hint_disagrees")
+    raw_id_fields = ("assignment", "worker", "source_summary", "edited_summary", "reviewer")
+
+
+@admin.register(models.MetricScore)
+class MetricScoreAdmin(admin.ModelAdmin):
+    list_display = ("summary", "metric", "config_key", "value", "source", "updated_at")
+    list_filter = ("metric", "source")
+    raw_id_fields = ("summary",)
+
+
+@admin.register(models.ExpertLabel)
+class ExpertLabelAdmin(admin.ModelAdmin):
+    list_display = ("summary", "sentence_index", "expert", "factual", "categories")
+    raw_id_fields = ("summary",)
+
+
+@admin.register(models.BonusEntry)
+class BonusEntryAdmin(admin.ModelAdmin):
+    list_display = ("key", "worker", "campaign", "amount", "reason", "created_at", "paid_at")
+    list_filter = ("campaign", "paid_at")
+    search_fields = ("key", "worker__user__username", "worker__external_id")
+    raw_id_fields = ("worker", "assignment")
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # append-only ledger

