@@ -89,6 +89,8 @@ class Campaign(models.Model):
     prolific_completion_code = models.CharField(max_length=64, blank=True)
     # Scoring of new summaries/annotations as they arrive, e.g. ["rouge", "bleu"]
     auto_score_metrics = models.JSONField(default=list, blank=True)
+    # Researchers granted read/export access to this campaign (admins see every campaign).
+    researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="granted_campaigns")
 
     class Meta:
         ordering = ["-created_at"]
