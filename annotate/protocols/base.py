@@ -1,0 +1,37 @@
+"""The interface a campaign kind implements on top of the shared workflow."""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+from annotate.models import Assignment, Campaign
+
+
+@dataclass
+class SubmissionResult:
+    """What a protocol reports after storing a submission (inside the submit transaction)."""
+
+    #: Rows stored (judgements, edits...), for the response and the logs.
+    stored_rows: int = 0
+    #: Trap answers seen in this submission: (correct count, total count), added to the participation.
+    traps_correct: int = 0
+    traps_total: int = 0
+    #: Summary ids created by the submission (BUMP edits), for automatic scoring.
+    new_summary_ids: list[int] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Protocol(ABC):
+    kind: str
+
+    def prepare_assignment(self, assignment: Assignment) -> None:
+        """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""
+
+    @abstractmethod
+    def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
+        """Validate ``payload`` and store it. Raise ``InvalidSubmission`` to refuse (the transaction rolls back)."""
+
+    def qualification_passed(self, campaign: Campaign, score: float) -> bool:
+        return score >= campaign.qualification_pass_score
+

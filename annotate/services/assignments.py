@@ -1,0 +1,185 @@
+"""Handing out items and accepting submissions: the mechanism shared by FRANK and BUMP campaigns.
+
+Guarantees (tested against PostgreSQL under concurrency):
+
+* an item never has more than ``campaign.redundancy`` live (active or submitted) assignments: the item
+  row is locked (``SELECT ... FOR UPDATE``) while its live assignments are counted and one is added;
+* a worker never gets the same item twice: a unique constraint on (item, worker);
+* a submission is stored once: the assignment row is locked, a repeated submit with the same
+  ``submission_key`` returns the stored result, any other submit of a closed assignment is refused;
+* a submit after expiry, after blocking or for someone else's assignment is refused and stores nothing.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
+
+from annotate.models import (
+    LIVE_ASSIGNMENT_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    Item,
+    Participation,
+    Worker,
+)
+from annotate.protocols import SubmissionResult, protocol_for
+
+from .bonuses import award_submission_pay_and_bonus
+from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
+from .participation import apply_quality_rules, eligibility_problem, get_participation
+
+CANDIDATE_WINDOW = 25
+
+
+def expire_stale_assignments(campaign: Campaign) -> int:
+    """Mark active assignments past their deadline as expired, freeing their slot. Returns how many."""
+    return Assignment.objects.filter(
+        item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__lt=timezone.now()
+    ).update(status=AssignmentStatus.EXPIRED)
+
+
+def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
+    return (
+        Assignment.objects.filter(
+            worker=worker, item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__gte=timezone.now()
+        )
+        .select_related("item")
+        .first()
+    )
+
+
+def _candidate_items(worker: Worker, campaign: Campaign):
+    """Items the worker has not had, with a free slot; BUMP prefers summaries the worker has not edited."""
+    live = Count("assignments", filter=Q(assignments__status__in=LIVE_ASSIGNMENT_STATUSES))
+    seen_summary = Exists(
+        Assignment.objects.filter(worker=worker, item__campaign=campaign, item__summary=OuterRef("summary"))
+    )
+    return (
+        Item.objects.filter(campaign=campaign, for_experts=False)
+        .exclude(assignments__worker=worker)
+        .annotate(live=live, seen_summary=seen_summary)
+        .filter(live__lt=campaign.redundancy)
+    )
+
+
+def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
+    """Give the worker their unfinished assignment, or claim a new item for them; None when no work is left.
+
+    Raises ``NotEligible`` when the worker may not work on the campaign now.
+    """
+    participation = get_participation(worker, campaign)
+    problem = eligibility_problem(participation)
+    if problem:
+        raise NotEligible(problem)
+    expire_stale_assignments(campaign)
+    existing = current_assignment(worker, campaign)
+    if existing is not None:
+        return existing
+
+    protocol = protocol_for(campaign.kind)
+    candidates = _candidate_items(worker, campaign)
+    if campaign.is_bump:
+        # Spread a summary's edits over different workers: unseen summaries first, shuffled.
+        ordered = list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
+    else:
+        # Complete items that are already under way first, then in campaign order.
+        ordered = list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
+    for candidate in ordered:
+        try:
+            with transaction.atomic():
+                item = Item.objects.select_for_update().get(pk=candidate.pk)
+                live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+                if live >= campaign.redundancy:
+                    continue
+                assignment = Assignment(
+                    item=item,
+                    worker=worker,
+                    expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+                )
+                protocol.prepare_assignment(assignment)
+                assignment.save()
+                return assignment
+        except IntegrityError:
+            # The same worker claimed this item from another request at the same moment.
+            continue
+    return None
+
+
+def release_assignment(assignment: Assignment) -> None:
+    """Give an unfinished assignment back (the worker skipped it); the slot goes to someone else."""
+    Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(status=AssignmentStatus.RELEASED)
+
+
+@dataclass
+class SubmitOutcome:
+    assignment: Assignment
+    result: SubmissionResult | None
+    duplicate: bool = False
+    blocked_reason: str | None = None
+
+
+def submit_assignment(
+    assignment_id: int, worker: Worker, payload: dict[str, Any], *, submission_key: str = ""
+) -> SubmitOutcome:
+    """Store a worker's answers for an assignment exactly once.
+
+    ``submission_key`` is a client-generated key (one per page load): a retried or double-clicked submit
+    with the same key returns the first outcome without storing anything again.
+    """
+    if not isinstance(payload, dict):
+        raise InvalidSubmission("The submission must be a JSON object.")
+    submission_key = (submission_key or "")[:64]
+    with transaction.atomic():
+        assignment = (
+            Assignment.objects.select_for_update(of=("self",))
+            .select_related("item__campaign")
+            .filter(pk=assignment_id)
+            .first()
+        )
+        if assignment is None:
+            raise AssignmentClosed("This task no longer exists.")
+        if assignment.worker_id != worker.pk:
+            raise NotYourAssignment("This task belongs to another worker.")
+        if assignment.status == AssignmentStatus.SUBMITTED:
+            if submission_key and submission_key == assignment.submission_key:
+                return SubmitOutcome(assignment=assignment, result=None, duplicate=True)
+            raise AssignmentClosed("This task was already submitted.")
+        if assignment.status != AssignmentStatus.ACTIVE:
+            raise AssignmentClosed(
+                "This task expired before it was submitted; your answers were not stored."
+                if assignment.status == AssignmentStatus.EXPIRED
+                else "This task was released and can no longer be submitted."
+            )
+        campaign = assignment.item.campaign
+        participation = Participation.objects.select_for_update().get_or_create(worker=worker, campaign=campaign)[0]
+        problem = eligibility_problem(participation)
+        if problem:
+            raise NotEligible(problem + " Your answers were not stored.")
+        now = timezone.now()
+        if assignment.expires_at < now:
+            # Nothing is written here: the refusal rolls back, and expire_stale_assignments frees the slot.
+            raise AssignmentClosed("This task expired before it was submitted; your answers were not stored.")
+
+        result = protocol_for(campaign.kind).store_submission(assignment, payload)
+
+        assignment.status = AssignmentStatus.SUBMITTED
+        assignment.submitted_at = now
+        assignment.submission_key = submission_key
+        assignment.lead_time_seconds = (now - assignment.created_at).total_seconds()
+        assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "entity_correct", "layout"])
+
+        participation.items_submitted += 1
+        participation.trap_correct += result.traps_correct
+        participation.trap_total += result.traps_total
+        participation.save(update_fields=["items_submitted", "trap_correct", "trap_total"])
+        blocked_reason = apply_quality_rules(participation)
+        if blocked_reason is None:
+            award_submission_pay_and_bonus(participation, assignment)
+    return SubmitOutcome(assignment=assignment, result=result, blocked_reason=blocked_reason)

@@ -1,0 +1,111 @@
+"""The bonus ledger: append-only entries with unique keys, so recomputing or retrying never pays twice.
+
+Rules (campaign settings, FRANK's values by default): ``bonus_per_item`` for each item submitted while
+the worker's continuous-evaluation score is at least ``bonus_min_score``, and ``bonus_streak_amount``
+more for every ``bonus_streak_size`` such items. Campaigns without control sentences (BUMP) pay the item
+bonus for every accepted submission. The base pay per item is recorded in the same ledger (reason "pay").
+"""
+from __future__ import annotations
+
+import csv
+import io
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, QuerySet, Sum
+
+from annotate.models import Assignment, BonusEntry, Campaign, Participation, Worker
+
+
+def _add_entry(*, key: str, participation: Participation, assignment: Assignment | None, amount: Decimal, reason: str) -> bool:
+    """Append one entry; False (and nothing written) when an entry with this key exists."""
+    if amount <= 0:
+        return False
+    try:
+        with transaction.atomic():
+            BonusEntry.objects.create(
+                key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+                assignment=assignment, amount=amount, reason=reason,
+            )
+        return True
+    except IntegrityError:
+        return False
+
+
+def bonus_eligible(participation: Participation) -> bool:
+    score = participation.trap_score
+    if score is None:
+        # No control sentence seen yet: FRANK pays once the score exists; campaigns without traps always pay.
+        return participation.campaign.is_bump or participation.campaign.trap_rate == 0
+    return score >= participation.campaign.bonus_min_score
+
+
+def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
+    """Record pay and bonuses earned by one submitted assignment. Returns the keys written now."""
+    campaign: Campaign = participation.campaign
+    written: list[str] = []
+    pay_key = f"pay:{assignment.pk}"
+    if _add_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
+        written.append(pay_key)
+    if not bonus_eligible(participation):
+        return written
+    item_key = f"item-bonus:{assignment.pk}"
+    if _add_entry(
+        key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
+        reason=f"item submitted with quality score >= {campaign.bonus_min_score:.0%}",
+    ):
+        written.append(item_key)
+        Participation.objects.filter(pk=participation.pk).update(bonus_items=F("bonus_items") + 1)
+        participation.refresh_from_db(fields=["bonus_items"])
+        if participation.bonus_items % campaign.bonus_streak_size == 0:
+            streak = participation.bonus_items // campaign.bonus_streak_size
+            streak_key = f"streak-bonus:{participation.pk}:{streak}"
+            if _add_entry(
+                key=streak_key, participation=participation, assignment=assignment, amount=campaign.bonus_streak_amount,
+                reason=f"{participation.bonus_items} items at the required quality",
+            ):
+                written.append(streak_key)
+    return written
+
+
+def ledger_totals(campaign: Campaign | None = None) -> QuerySet:
+    """Per-worker totals of the ledger (optionally for one campaign): rows with worker id and total."""
+    entries = BonusEntry.objects.all()
+    if campaign is not None:
+        entries = entries.filter(campaign=campaign)
+    return entries.values("worker_id", "worker__provider", "worker__external_id", "worker__user__username").annotate(
+        total=Sum("amount")
+    ).order_by("worker_id")
+
+
+def worker_total(worker: Worker, campaign: Campaign | None = None) -> Decimal:
+    entries = BonusEntry.objects.filter(worker=worker)
+    if campaign is not None:
+        entries = entries.filter(campaign=campaign)
+    return entries.aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
+
+
+def ledger_csv(campaign: Campaign, *, prolific: bool = False, only_bonuses: bool = False) -> str:
+    """Payment CSV: one generic form (worker, provider, external id, total) or Prolific's bulk-bonus form.
+
+    Prolific's bulk bonus takes lines ``participant_id,amount`` for workers who came from Prolific.
+    """
+    entries = BonusEntry.objects.filter(campaign=campaign)
+    if only_bonuses or prolific:
+        entries = entries.exclude(reason="pay per item")
+    rows = (
+        entries.values("worker_id", "worker__provider", "worker__external_id", "worker__user__username")
+        .annotate(total=Sum("amount"))
+        .order_by("worker_id")
+    )
+    out = io.StringIO()
+    writer = csv.writer(out)
+    if prolific:
+        for row in rows:
+            if row["worker__provider"] == "prolific" and row["worker__external_id"]:
+                writer.writerow([row["worker__external_id"], f"{row['total']:.2f}"])
+    else:
+        writer.writerow(["worker_id", "username", "provider", "external_id", "total"])
+        for row in rows:
+            writer.writerow([row["worker_id"], row["worker__user__username"], row["worker__provider"], row["worker__external_id"], f"{row['total']:.2f}"])
+    return out.getvalue()

@@ -1,0 +1,140 @@
+"""A worker's standing in a campaign: eligibility, blocking, qualification bookkeeping, quality rules."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignStatus,
+    Participation,
+    QualificationAttempt,
+    QualificationStatus,
+    Worker,
+)
+
+from .errors import NotEligible
+
+
+def get_participation(worker: Worker, campaign: Campaign) -> Participation:
+    participation, _ = Participation.objects.get_or_create(worker=worker, campaign=campaign)
+    return participation
+
+
+def took_exclusive_qualification(worker: Worker, campaign: Campaign) -> bool:
+    """True when the campaign excludes workers of another campaign and this worker took its qualification.
+
+    BUMP Task 2 only accepts workers who did not take the Task 1 qualification (exclusive pools).
+    """
+    other = campaign.exclusive_with_id
+    if other is None:
+        return False
+    return Participation.objects.filter(worker=worker, campaign_id=other, qualification_attempts__gt=0).exists()
+
+
+def eligibility_problem(participation: Participation, *, for_main_task: bool = True) -> str | None:
+    """Why this worker may not work on the campaign now, or None when they may."""
+    campaign, worker = participation.campaign, participation.worker
+    if worker.is_blocked:
+        return f"Your account is blocked: {worker.blocked_reason or 'contact the campaign admin'}."
+    if participation.is_blocked:
+        return f"You have been blocked from this campaign: {participation.blocked_reason}."
+    if campaign.status != CampaignStatus.RUNNING:
+        return "This campaign is not running at the moment." if campaign.status != CampaignStatus.FINISHED else "This campaign has finished."
+    if took_exclusive_qualification(worker, campaign):
+        return "This task is only open to workers who did not take part in the related taxonomy task (Task 1)."
+    if for_main_task:
+        if campaign.tutorial_required and not participation.tutorial_done:
+            return "Please complete the tutorial first."
+        if campaign.qualification_required and participation.qualification_status != QualificationStatus.PASSED:
+            if participation.qualification_status == QualificationStatus.FAILED:
+                return "You did not pass the qualification test, so you cannot take the main task."
+            return "Please pass the qualification test first."
+    return None
+
+
+def require_eligible(participation: Participation, *, for_main_task: bool = True) -> None:
+    problem = eligibility_problem(participation, for_main_task=for_main_task)
+    if problem:
+        raise NotEligible(problem)
+
+
+def qualification_attempts_left(participation: Participation) -> int:
+    return max(0, participation.campaign.qualification_attempts - participation.qualification_attempts)
+
+
+def record_qualification(participation: Participation, *, score: float, passed: bool, answers: dict[str, Any]) -> QualificationAttempt:
+    """Store one qualification attempt; refuses when no attempt is left or the worker already passed."""
+    with transaction.atomic():
+        locked = Participation.objects.select_for_update().get(pk=participation.pk)
+        if locked.qualification_status == QualificationStatus.PASSED:
+            raise NotEligible("You have already passed the qualification test.")
+        if qualification_attempts_left(locked) <= 0:
+            raise NotEligible("You have no qualification attempt left.")
+        attempt = QualificationAttempt.objects.create(participation=locked, answers=answers, score=score, passed=passed)
+        locked.qualification_attempts += 1
+        locked.qualification_score = score
+        if passed:
+            locked.qualification_status = QualificationStatus.PASSED
+        elif qualification_attempts_left(locked) <= 0:
+            locked.qualification_status = QualificationStatus.FAILED
+        locked.save(update_fields=["qualification_attempts", "qualification_score", "qualification_status"])
+    participation.refresh_from_db()
+    return attempt
+
+
+def mark_tutorial_done(participation: Participation) -> None:
+    if not participation.tutorial_done:
+        participation.tutorial_done = True
+        participation.save(update_fields=["tutorial_done"])
+
+
+def block_participation(participation: Participation, reason: str) -> Participation:
+    """Block a worker from a campaign now and release their unfinished assignments there."""
+    with transaction.atomic():
+        locked = Participation.objects.select_for_update().get(pk=participation.pk)
+        if not locked.is_blocked:
+            locked.is_blocked = True
+            locked.blocked_reason = reason[:300]
+            locked.blocked_at = timezone.now()
+            locked.save(update_fields=["is_blocked", "blocked_reason", "blocked_at"])
+        Assignment.objects.filter(
+            worker_id=locked.worker_id, item__campaign_id=locked.campaign_id, status=AssignmentStatus.ACTIVE
+        ).update(status=AssignmentStatus.RELEASED)
+    participation.refresh_from_db()
+    return participation
+
+
+def unblock_participation(participation: Participation) -> Participation:
+    participation.is_blocked = False
+    participation.blocked_reason = ""
+    participation.blocked_at = None
+    participation.save(update_fields=["is_blocked", "blocked_reason", "blocked_at"])
+    return participation
+
+
+def apply_quality_rules(participation: Participation) -> str | None:
+    """Block the worker when their continuous-evaluation (trap) score fell below the campaign threshold.
+
+    Returns the block reason when the worker was blocked now, else None. Must be called with the
+    participation's counters already updated.
+    """
+    campaign = participation.campaign
+    score = participation.trap_score
+    if (
+        not participation.is_blocked
+        and score is not None
+        and participation.trap_total >= campaign.trap_min_count
+        and score < campaign.trap_block_threshold
+    ):
+        reason = (
+            f"only {participation.trap_correct} of {participation.trap_total} control sentences were judged correctly "
+            f"({score:.0%}, below the required {campaign.trap_block_threshold:.0%})"
+        )
+        block_participation(participation, reason)
+        return reason
+    return None
