@@ -24,6 +24,11 @@ class SubmissionResult:
 
 class Protocol(ABC):
     kind: str
+    #: URL names (namespace ``annotate``, taking the campaign ``slug``) of this protocol's pages; the shared
+    #: campaign entry page redirects a worker to the step they are at.
+    tutorial_url_name: str | None = None
+    qualification_url_name: str | None = None
+    task_url_name: str = ""
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""

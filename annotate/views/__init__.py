@@ -1,0 +1,1 @@
+"""Pages of the annotate app: ``common`` (home, campaign entry, crowd arrival), ``frank``, ``bump``, ``manage``."""
