@@ -1,7 +1,7 @@
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 
-from .models import Campaign, CampaignStatus
+from annotate.models import Campaign, CampaignStatus
 
 
 @login_required
