@@ -1,0 +1,14 @@
+# FactLab image: the web app, Celery workers and management commands.
+FROM python:3.11-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends build-essential libpq5 curl && rm -rf /var/lib/apt/lists/*
+COPY requirements.txt constraints.txt ./
+# The CPU build of torch by default; a GPU image installs its CUDA build first (see README).
+ARG TORCH_INDEX=""
+RUN if [ -n "$TORCH_INDEX" ]; then pip install torch==2.13.0 --index-url "$TORCH_INDEX"; fi \
+    && pip install -r requirements.txt -c constraints.txt
+COPY . .
+RUN python scripts/install_wordnet.py && DJANGO_SECRET_KEY=build python manage.py collectstatic --noinput
+EXPOSE 8000
+CMD ["gunicorn", "factlab.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3", "--timeout", "60"]
