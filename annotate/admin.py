@@ -11,7 +11,7 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status")
     search_fields = ("slug", "name")
     prepopulated_fields = {"slug": ("name",)}
-    actions = ["start", "pause", "finish"]
+    actions = ["start", "pause", "finish", "score_rouge_bleu"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -50,6 +50,12 @@ class CampaignAdmin(admin.ModelAdmin):
     @admin.action(description="Finish selected campaigns")
     def finish(self, request, queryset):
         self._set_status(request, queryset, models.CampaignStatus.FINISHED)
+
+    @admin.action(description="Score summaries with ROUGE and BLEU (background jobs)")
+    def score_rouge_bleu(self, request, queryset):
+        from metrics_service.admin import submit_reference_metric_jobs
+
+        submit_reference_metric_jobs(self, request, queryset)
 
 
 class SummaryInline(admin.TabularInline):

@@ -418,3 +418,37 @@ class BonusEntry(models.Model):
     class Meta:
         verbose_name_plural = "bonus entries"
         ordering = ["created_at"]
+
+
+class ImportStatus(models.TextChoices):
+    PENDING = "pending", "Waiting for a worker"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed (nothing was stored)"
+
+
+class ImportJob(models.Model):
+    """An uploaded dataset or metric-score file, imported by a Celery task (``annotate.tasks.run_import_job``)."""
+
+    kind = models.CharField(max_length=10, choices=[("dataset", "Dataset"), ("scores", "Metric scores")], default="dataset")
+    format = models.CharField(max_length=10)
+    campaign_slug = models.SlugField(max_length=80)
+    campaign_kind = models.CharField(max_length=20, choices=CampaignKind.choices, blank=True)
+    file = models.FileField(upload_to="imports/%Y/%m/")
+    original_name = models.CharField(max_length=255, blank=True)
+    size = models.PositiveBigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=ImportStatus.choices, default=ImportStatus.PENDING)
+    done = models.PositiveIntegerField(default=0, help_text="Records read so far.")
+    total = models.PositiveIntegerField(null=True, blank=True, help_text="Records in the file when known.")
+    report = models.JSONField(default=dict, blank=True, help_text="What the import created (ImportReport.as_dict()).")
+    error = models.JSONField(default=dict, blank=True, help_text="ImportFailed.as_dict(): file, record, field, message.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.format} into {self.campaign_slug}, {self.status})"

@@ -51,6 +51,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served locally (no CDN)
+    "django_ratelimit",  # its system check refuses a cache that is not shared (see RATELIMIT_* below)
     "annotate",
     "metrics_service",
 ]
@@ -64,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Login and submission endpoints answer 429 past their rate (annotate.ratelimits).
+    "annotate.ratelimits.RateLimitMiddleware",
 ]
 
 ROOT_URLCONF = "factlab.urls"
@@ -147,6 +151,21 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+# Task modules not named tasks.py (autodiscovery only finds those).
+CELERY_IMPORTS = ["metrics_service.tasks_report"]
+# Scoring chunks go to "gpu" (model-based scorers) or "cpu"; submit_scoring_job names the queue explicitly.
+CELERY_TASK_ROUTES = {
+    "metrics_service.tasks.score_chunk": {"queue": "cpu"},
+    "metrics_service.tasks.requeue_stale_chunks": {"queue": "cpu"},
+}
+# Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
+# and how long a chunk may stay "running" before requeue_stale_chunks sends it again.
+FACTLAB_SCORING_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_SCORING_MAX_ATTEMPTS", "5"))
+FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECONDS", str(3 * 3600)))
+# Extra scorers, "name=module:Class,name2=module:Class2" (deployment-specific ones; the worker tests add a slow one).
+FACTLAB_EXTRA_SCORERS = dict(
+    item.strip().split("=", 1) for item in os.environ.get("FACTLAB_EXTRA_SCORERS", "").split(",") if "=" in item
+)
 
 CACHES = {
     "default": (
@@ -173,7 +192,30 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Campaigns, datasets, metric scoring jobs, exports and analysis reports for summary factuality evaluation.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": r"/api/",
+    "ENUM_NAME_OVERRIDES": {
+        "CampaignKindEnum": "annotate.models.CampaignKind",
+        "JudgementSourceEnum": "annotate.models.JudgementSource",
+        "MetricSourceEnum": "annotate.models.MetricSource",
+        "ImportKindEnum": [("dataset", "Dataset"), ("scores", "Metric scores")],
+    },
 }
+
+# --- Rate limits (django-ratelimit). Counted in the default cache, which must be shared between
+# processes (Redis, REDIS_URL) in production; locmem (per process) is accepted in development only.
+# Rates are "N/s|m|h|d"; tests and the load benchmark raise them through the environment.
+RATELIMIT_ENABLE = env_bool("FACTLAB_RATELIMIT_ENABLE", True)
+RATELIMIT_USE_CACHE = "default"
+# Login attempts (POST) per client IP, and per username tried (slows password guessing from many IPs).
+FACTLAB_RATELIMIT_LOGIN = os.environ.get("FACTLAB_RATELIMIT_LOGIN", "10/m")
+# Submissions (POST) per user: a real HIT takes minutes, and retries of one submission are idempotent anyway.
+FACTLAB_RATELIMIT_SUBMIT = os.environ.get("FACTLAB_RATELIMIT_SUBMIT", "30/m")
+if not REDIS_URL and not PRODUCTION:
+    SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
 
 # --- Security: safe defaults, strict in production mode.
 SESSION_COOKIE_HTTPONLY = True
@@ -189,6 +231,8 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # check --deploy wants DENY; crowd pages that a platform shows in its frame opt out per view.
+    X_FRAME_OPTIONS = "DENY"
 
 LOGGING = {
     "version": 1,

@@ -4,21 +4,29 @@ PATH is FRANK's data folder: ``human_annotations.json`` (one record per annotate
 ``articles/<hash>.json`` (article, its lines, each model's summary lines, references, entity counts,
 the negative entity and trap sentences). Every annotated summary becomes a ``Summary`` with its human
 scores; its article becomes a ``Document`` with its traps, and (in FRANK campaigns) an item.
+
+PATH may also be a ``.zip`` of such a folder (FactLab's FRANK export, see ``annotate.exporters.frank``).
+When the folder holds ``human_annotations_sentence.json`` (FRANK's per-sentence file: per summary sentence
+``{annotator: [codes]}``, ``"NoE"`` for no error), every annotator's labels become imported judgements.
 """
 from __future__ import annotations
 
 import json
+import tempfile
+import zipfile
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
 from annotate import frank_typology
-from annotate.models import CampaignKind, Dataset, Split
+from annotate.models import CampaignKind, Dataset, Split, Summary
 
 from .base import ImportFailed, RecordReader, iter_json_array
 from .store import Store
 
-DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM}
+DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM, "other": Dataset.OTHER}
+SENTENCE_FILE = "human_annotations_sentence.json"
+NO_ERROR = "NoE"
 SCORE_KEYS_SKIPPED = {"hash", "model_name", "dataset", "split"}
 
 
@@ -47,8 +55,59 @@ def _read_article(path: Path) -> dict:
     return data
 
 
+def _extract_zip(path: Path, target: Path) -> Path:
+    """Extract a zipped FRANK folder into ``target``; returns the folder holding human_annotations.json."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                parts = Path(name).parts
+                if name.startswith(("/", "\\")) or ".." in parts:
+                    raise ImportFailed(f"unsafe member name {name!r} in the zip", path=path)
+            archive.extractall(target)
+    except zipfile.BadZipFile as exc:
+        raise ImportFailed(f"not a valid zip file ({exc})", path=path) from exc
+    candidates = sorted(p.parent for p in target.rglob("human_annotations.json"))
+    if not candidates:
+        raise ImportFailed("human_annotations.json not found in the zip", path=path)
+    return candidates[0]
+
+
 def import_frank(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
+    if len(paths) == 1 and paths[0].is_file() and zipfile.is_zipfile(paths[0]):
+        with tempfile.TemporaryDirectory(prefix="factlab-frank-") as tmp:
+            _import_frank_folder(store, [_extract_zip(paths[0], Path(tmp))], progress)
+    else:
+        _import_frank_folder(store, paths, progress)
+
+
+def _import_sentence_judgements(store: Store, path: Path, summaries: dict[tuple[str, str], Summary]) -> None:
+    """Import FRANK's per-sentence file: one judgement per (summary sentence, annotator)."""
+    for index, raw in iter_json_array(path):
+        record = RecordReader(raw, path=path, index=index)
+        key = (record.text("hash"), record.text("model_name"))
+        summary = summaries.get(key) or Summary.objects.filter(
+            document__campaign=store.campaign, document__external_id=key[0], system=key[1], edited_from=None
+        ).first()
+        if summary is None:
+            raise record.fail(f"no summary of model {key[1]!r} for hash {key[0]!r} in human_annotations.json", "model_name")
+        per_sentence = record.get("summary_sentences_annotations")
+        if not isinstance(per_sentence, list) or not all(isinstance(x, dict) for x in per_sentence):
+            raise record.fail("expected a list of {annotator: [codes]} objects", "summary_sentences_annotations")
+        for sentence_index, annotators in enumerate(per_sentence):
+            for annotator, codes in annotators.items():
+                where = f"summary_sentences_annotations[{sentence_index}].{annotator}"
+                if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                    raise record.fail("expected a list of category codes", where)
+                try:
+                    categories = [frank_typology.normalize_code(c) for c in codes if c != NO_ERROR]
+                except ValueError as exc:
+                    raise record.fail(str(exc), where) from exc
+                store.judgement(summary, sentence_index, store.worker("frank", str(annotator)), not categories, categories)
+
+
+def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
     annotations_path, articles_dir = _resolve(paths)
+    imported: dict[tuple[str, str], Summary] = {}
     by_article: dict[str, list[tuple[int, RecordReader]]] = defaultdict(list)
     for index, raw in iter_json_array(annotations_path):
         record = RecordReader(raw, path=annotations_path, index=index)
@@ -106,7 +165,9 @@ def import_frank(store: Store, paths: list[Path], progress: Callable[[int, int |
                 scores[key] = record.number(key)
             if "Factuality" not in scores:
                 raise record.fail("missing", "Factuality")
-            store.summary(document, model, text=" ".join(line.strip() for line in lines), sentences=lines, human_scores=scores)
+            imported[(article_hash, model)] = store.summary(
+                document, model, text=" ".join(line.strip() for line in lines), sentences=lines, human_scores=scores
+            )
             done += 1
         traps = article.get("traps") or []
         for position, trap in enumerate(traps):
@@ -121,3 +182,6 @@ def import_frank(store: Store, paths: list[Path], progress: Callable[[int, int |
             store.item(document)
         store.report.records += len(records)
         progress(done, total)
+    sentence_path = annotations_path.parent / SENTENCE_FILE
+    if sentence_path.is_file():
+        _import_sentence_judgements(store, sentence_path, imported)

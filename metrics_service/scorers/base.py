@@ -30,8 +30,18 @@ class Scorer(ABC):
     #: Whether the scorer runs a neural model (routed to the ``gpu`` queue).
     uses_model: ClassVar[bool] = False
 
+    #: Outputs computed against ``references``; :meth:`score` returns them only when references are given
+    #: (a scorer with ``needs_references = False`` still scores the article-based outputs without them).
+    reference_outputs: ClassVar[tuple[str, ...]] = ()
+
     def __init__(self, **config: Any):
         self.config: dict[str, Any] = config
+
+    def outputs_for(self, with_references: bool) -> tuple[str, ...]:
+        """The keys :meth:`score` returns, with or without references."""
+        if with_references:
+            return tuple(self.output_names)
+        return tuple(name for name in self.output_names if name not in self.reference_outputs)
 
     @property
     @abstractmethod

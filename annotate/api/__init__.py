@@ -1,0 +1,1 @@
+"""FactLab's REST API (Django REST framework), served under ``/api/``; see ``docs/api.md``."""

@@ -1,0 +1,181 @@
+"""django-filter filter sets of the list endpoints (query parameters documented in the schema)."""
+from __future__ import annotations
+
+import django_filters as df
+from django.db.models import (
+    BooleanField,
+    Case,
+    Exists,
+    OuterRef,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    CampaignKind,
+    CampaignStatus,
+    Dataset,
+    Document,
+    Edit,
+    ImportJob,
+    ImportStatus,
+    Item,
+    MetricScore,
+    Participation,
+    ReviewStatus,
+    SentenceJudgement,
+    Split,
+    Summary,
+    Worker,
+)
+
+DATASET_CHOICES = Dataset.choices
+SPLIT_CHOICES = [(v, label) for v, label in Split.choices if v]
+WORKER_STATUS_CHOICES = [("any", "Any worker"), ("active", "Not blocked"), ("blocked", "Blocked (globally or here)")]
+
+
+def annotate_worker_blocked(queryset: QuerySet, campaign: Campaign, worker_field: str = "worker") -> QuerySet:
+    """Add ``worker_blocked``: the row's worker is blocked globally or in ``campaign``."""
+    blocked_here = Participation.objects.filter(worker_id=OuterRef(f"{worker_field}_id"), campaign=campaign, is_blocked=True)
+    return queryset.annotate(
+        worker_blocked=Case(
+            When(Q(**{f"{worker_field}__is_blocked": True}) | Q(Exists(blocked_here)), then=Value(True)),
+            default=Value(False), output_field=BooleanField(),
+        )
+    )
+
+
+def _worker_status(queryset: QuerySet, name: str, value: str) -> QuerySet:
+    if value == "active":
+        return queryset.filter(worker_blocked=False)
+    if value == "blocked":
+        return queryset.filter(worker_blocked=True)
+    return queryset
+
+
+class CampaignFilter(df.FilterSet):
+    status = df.ChoiceFilter(choices=CampaignStatus.choices)
+    kind = df.ChoiceFilter(choices=CampaignKind.choices)
+
+    class Meta:
+        model = Campaign
+        fields = ["status", "kind"]
+
+
+class DocumentFilter(df.FilterSet):
+    dataset = df.ChoiceFilter(choices=DATASET_CHOICES)
+    split = df.ChoiceFilter(choices=SPLIT_CHOICES)
+    external_id = df.CharFilter()
+
+    class Meta:
+        model = Document
+        fields = ["dataset", "split", "external_id"]
+
+
+class SummaryFilter(df.FilterSet):
+    system = df.CharFilter()
+    dataset = df.ChoiceFilter(field_name="document__dataset", choices=DATASET_CHOICES)
+    split = df.ChoiceFilter(field_name="document__split", choices=SPLIT_CHOICES)
+    document = df.CharFilter(field_name="document__external_id", help_text="Document external id (hash).")
+    is_reference = df.BooleanFilter()
+    is_edit = df.BooleanFilter(field_name="edited_from", lookup_expr="isnull", exclude=True, help_text="Human edits (BUMP) only.")
+
+    class Meta:
+        model = Summary
+        fields = ["system", "dataset", "split", "document", "is_reference"]
+
+
+class _WorkDoneFilter(df.FilterSet):
+    """Shared filters of rows a worker produced (the queryset carries ``worker_blocked``)."""
+
+    worker_status = df.ChoiceFilter(choices=WORKER_STATUS_CHOICES, method=_worker_status, help_text="Exclude or keep only blocked workers' work.")
+    created_after = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+
+
+class JudgementFilter(_WorkDoneFilter):
+    system = df.CharFilter(field_name="summary__system")
+    dataset = df.ChoiceFilter(field_name="summary__document__dataset", choices=DATASET_CHOICES)
+    split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
+    summary = df.NumberFilter(field_name="summary_id")
+    factual = df.BooleanFilter()
+
+    class Meta:
+        model = SentenceJudgement
+        fields = ["system", "dataset", "split", "summary", "factual"]
+
+
+class EditFilter(_WorkDoneFilter):
+    system = df.CharFilter(field_name="source_summary__system")
+    dataset = df.ChoiceFilter(field_name="source_summary__document__dataset", choices=DATASET_CHOICES)
+    split = df.ChoiceFilter(field_name="source_summary__document__split", choices=SPLIT_CHOICES)
+    review_status = df.ChoiceFilter(choices=ReviewStatus.choices)
+    requested_error_type = df.CharFilter()
+
+    class Meta:
+        model = Edit
+        fields = ["system", "dataset", "split", "review_status", "requested_error_type"]
+
+
+class ScoreFilter(df.FilterSet):
+    metric = df.CharFilter()
+    config_key = df.CharFilter()
+    system = df.CharFilter(field_name="summary__system")
+    dataset = df.ChoiceFilter(field_name="summary__document__dataset", choices=DATASET_CHOICES)
+    split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
+    summary = df.NumberFilter(field_name="summary_id")
+
+    class Meta:
+        model = MetricScore
+        fields = ["metric", "config_key", "system", "dataset", "split", "summary"]
+
+
+class ItemFilter(df.FilterSet):
+    for_experts = df.BooleanFilter()
+    requested_error_type = df.CharFilter()
+
+    class Meta:
+        model = Item
+        fields = ["for_experts", "requested_error_type"]
+
+
+class AssignmentFilter(_WorkDoneFilter):
+    status = df.ChoiceFilter(choices=AssignmentStatus.choices)
+    worker = df.NumberFilter(field_name="worker_id")
+    too_fast = df.BooleanFilter()
+
+    class Meta:
+        model = Assignment
+        fields = ["status", "worker", "too_fast"]
+
+
+class ParticipationFilter(df.FilterSet):
+    is_blocked = df.BooleanFilter()
+
+    class Meta:
+        model = Participation
+        fields = ["is_blocked"]
+
+
+class WorkerFilter(df.FilterSet):
+    is_blocked = df.BooleanFilter()
+    provider = df.CharFilter()
+    campaign = df.CharFilter(field_name="participations__campaign__slug", distinct=True, help_text="Campaign slug.")
+
+    class Meta:
+        model = Worker
+        fields = ["is_blocked", "provider", "campaign"]
+
+
+class ImportJobFilter(df.FilterSet):
+    status = df.ChoiceFilter(choices=ImportStatus.choices)
+    campaign = df.CharFilter(field_name="campaign_slug")
+
+    class Meta:
+        model = ImportJob
+        fields = ["status", "campaign"]

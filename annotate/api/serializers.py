@@ -1,0 +1,301 @@
+"""Serializers: plain field lists; gold fields (negative entity, trap labels) only in the admin variants."""
+from __future__ import annotations
+
+from django.contrib.auth import authenticate, get_user_model
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotate.exporters.frank import FILES as FRANK_FILES
+from annotate.exporters.pseudonyms import worker_pseudonym
+from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignKind,
+    Dataset,
+    Document,
+    Edit,
+    ImportJob,
+    Item,
+    MetricScore,
+    Participation,
+    SentenceJudgement,
+    Summary,
+    Trap,
+    Worker,
+)
+
+EXPORT_FORMATS = ("frank", "bump", "jsonl", "csv")
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    researchers = serializers.SlugRelatedField(
+        slug_field="username", many=True, required=False, queryset=get_user_model().objects.all(),
+        help_text="Usernames of the researchers granted read/export access.",
+    )
+    document_count = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Campaign
+        exclude = ["exclusive_with"]
+        read_only_fields = ["status", "created_at", "updated_at", "started_at", "finished_at"]
+
+    @extend_schema_field(serializers.IntegerField())
+    def get_document_count(self, campaign: Campaign) -> int:
+        annotated = getattr(campaign, "n_documents", None)  # list views annotate it; one query otherwise
+        return annotated if annotated is not None else campaign.documents.count()
+
+
+class CampaignStatusSerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    status = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Document
+        fields = ["id", "external_id", "dataset", "split", "text", "sentences", "url", "entities", "metadata", "created_at"]
+
+
+class TrapSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Trap
+        fields = ["id", "code", "text", "expected_factual", "expected_category"]
+
+
+class AdminDocumentSerializer(DocumentSerializer):
+    """Admins also see the gold: the negative entity and the trap sentences with their labels."""
+
+    traps = TrapSerializer(many=True, read_only=True)
+
+    class Meta(DocumentSerializer.Meta):
+        fields = [*DocumentSerializer.Meta.fields, "negative_entity", "traps"]
+
+
+class ScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MetricScore
+        fields = ["id", "summary", "metric", "config_key", "value", "source", "job_id", "created_at", "updated_at"]
+
+
+class NestedScoreSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MetricScore
+        fields = ["metric", "config_key", "value", "source"]
+
+
+class SummarySerializer(serializers.ModelSerializer):
+    document = serializers.CharField(source="document.external_id", read_only=True)
+    dataset = serializers.CharField(source="document.dataset", read_only=True)
+    split = serializers.CharField(source="document.split", read_only=True)
+    scores = NestedScoreSerializer(source="metric_scores", many=True, read_only=True)
+
+    class Meta:
+        model = Summary
+        fields = [
+            "id", "document", "dataset", "split", "system", "text", "sentences", "is_reference", "edited_from",
+            "requested_error_type", "corrected_error_type", "external_id", "human_scores", "scores", "created_at",
+        ]
+
+
+class _PseudonymousWorker(serializers.Field):
+    """The worker as the caller may see them: a per-campaign pseudonym, or the real id for admins who ask."""
+
+    def to_representation(self, worker_id):
+        if worker_id is None:
+            return None
+        context = self.context
+        if context.get("reveal_workers"):
+            return context["real_worker_names"].get(worker_id, str(worker_id))
+        return worker_pseudonym(context["campaign"].pk, worker_id)
+
+
+@extend_schema_field(serializers.CharField(allow_null=True))
+class PseudonymousWorkerField(_PseudonymousWorker):
+    pass
+
+
+class JudgementSerializer(serializers.ModelSerializer):
+    worker = PseudonymousWorkerField(source="worker_id", read_only=True)
+
+    class Meta:
+        model = SentenceJudgement
+        fields = ["id", "summary", "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source", "created_at"]
+
+
+class EditSerializer(serializers.ModelSerializer):
+    worker = PseudonymousWorkerField(source="worker_id", read_only=True)
+
+    class Meta:
+        model = Edit
+        fields = [
+            "id", "source_summary", "edited_summary", "worker", "requested_error_type", "is_not_applicable", "text",
+            "word_distance", "inserted_words", "hint_inserted_in_article", "hint_likely_kind", "hint_disagrees",
+            "review_status", "corrected_error_type", "review_comment", "reviewed_at", "created_at",
+        ]
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    document = serializers.CharField(source="document.external_id", read_only=True)
+    live_assignments = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Item
+        fields = ["id", "document", "summary", "requested_error_type", "for_experts", "position", "live_assignments", "created_at"]
+
+
+class AssignmentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Assignment
+        fields = [
+            "id", "item", "worker", "status", "created_at", "expires_at", "submitted_at", "lead_time_seconds", "too_fast",
+            "entity_correct", "external_assignment_id",
+        ]
+
+
+class ParticipationSerializer(serializers.ModelSerializer):
+    """A worker's quality figures and standing in one campaign (admins)."""
+
+    campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    trap_score = serializers.FloatField(read_only=True, allow_null=True)
+    bonus_total = serializers.DecimalField(max_digits=10, decimal_places=2, read_only=True)
+
+    class Meta:
+        model = Participation
+        fields = [
+            "id", "worker", "campaign", "tutorial_done", "qualification_status", "qualification_attempts",
+            "qualification_score", "is_blocked", "blocked_reason", "blocked_at", "trap_total", "trap_correct", "trap_score",
+            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "created_at",
+        ]
+
+
+class WorkerSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+    bonus_total = serializers.DecimalField(max_digits=10, decimal_places=2, read_only=True)
+
+    class Meta:
+        model = Worker
+        fields = ["id", "username", "provider", "external_id", "is_blocked", "blocked_reason", "bonus_total", "created_at"]
+
+
+class WorkerDetailSerializer(WorkerSerializer):
+    participations = serializers.SerializerMethodField()
+
+    class Meta(WorkerSerializer.Meta):
+        fields = [*WorkerSerializer.Meta.fields, "participations"]
+
+    @extend_schema_field(ParticipationSerializer(many=True))
+    def get_participations(self, worker: Worker) -> list[dict]:
+        return ParticipationSerializer(self.context.get("participations", []), many=True).data
+
+
+class BlockSerializer(serializers.Serializer):
+    reason = serializers.CharField(max_length=300, required=False, allow_blank=True, default="blocked by an admin")
+
+
+class ScoringJobCreateSerializer(serializers.Serializer):
+    metric = serializers.CharField(max_length=50, help_text="Scorer name, e.g. rouge, bleu, meteor, bertscore, coco.")
+    config = serializers.DictField(required=False, default=dict, help_text="Scorer configuration (see the scorer's docs).")
+    summary_ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1), required=False, allow_empty=False,
+        help_text="Only these summaries of the campaign (default: all of them).",
+    )
+    chunk_size = serializers.IntegerField(min_value=1, max_value=10_000, default=64)
+
+
+class ScoringJobSerializer(serializers.Serializer):
+    """A scoring job's progress (``metrics_service.services.job_progress``)."""
+
+    id = serializers.IntegerField()
+    metric = serializers.CharField()
+    config_key = serializers.CharField()
+    status = serializers.CharField()
+    done = serializers.IntegerField()
+    total = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    skipped = serializers.IntegerField()
+    percent = serializers.FloatField()
+    message = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_blank=True)
+
+
+class ReportQuerySerializer(serializers.Serializer):
+    split = serializers.ChoiceField(choices=["all", "valid", "test"], default="all")
+    dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
+    partial = serializers.BooleanField(default=True, help_text="Report what can be computed even when some parts lack data.")
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=EXPORT_FORMATS, default="jsonl")
+    file = serializers.ChoiceField(
+        choices=["zip", *FRANK_FILES], default="zip",
+        help_text="frank only: the whole zip (default) or one of its JSON files: summaries, sentences, articles.",
+    )
+    rows = serializers.CharField(
+        required=False, help_text=f"jsonl/csv only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
+    )
+    split = serializers.ChoiceField(choices=["valid", "test"], required=False)
+    dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
+    system = serializers.CharField(required=False, max_length=100)
+    worker_status = serializers.ChoiceField(choices=WORKER_STATUSES, default="any")
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    reveal_workers = serializers.BooleanField(default=False, help_text="Admins only: real worker ids instead of pseudonyms.")
+
+    def validate_rows(self, value: str) -> list[str]:
+        kinds = [v.strip() for v in value.split(",") if v.strip()]
+        unknown = [k for k in kinds if k not in ROW_KINDS]
+        if unknown or not kinds:
+            raise serializers.ValidationError(f"expected a comma-separated list of {', '.join(ROW_KINDS)}")
+        return kinds
+
+
+class ImportJobSerializer(serializers.ModelSerializer):
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ImportJob
+        fields = [
+            "id", "kind", "format", "campaign_slug", "campaign_kind", "original_name", "size", "status", "progress",
+            "report", "error", "created_at", "started_at", "finished_at",
+        ]
+
+    @extend_schema_field(serializers.DictField())
+    def get_progress(self, job: ImportJob) -> dict:
+        from .services import import_progress
+
+        return import_progress(job)
+
+
+class ImportJobCreateSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl.")
+    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl"])
+    kind = serializers.ChoiceField(choices=["dataset", "scores"], default="dataset", help_text="scores: metric scores of an existing campaign.")
+    campaign = serializers.SlugField(max_length=80, help_text="Campaign slug (created by dataset imports when missing).")
+    campaign_kind = serializers.ChoiceField(choices=CampaignKind.choices, required=False, allow_blank=True)
+
+
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField(required=False, max_length=150)
+    password = serializers.CharField(required=False, max_length=128, style={"input_type": "password"}, trim_whitespace=False)
+
+    def validate(self, attrs):
+        user = self.context["request"].user
+        if attrs.get("username") or attrs.get("password"):
+            found = authenticate(self.context["request"], username=attrs.get("username", ""), password=attrs.get("password", ""))
+            if found is None:
+                raise serializers.ValidationError("unknown username or wrong password", code="authorization")
+            attrs["user"] = found
+        elif user and user.is_authenticated:
+            attrs["user"] = user
+        else:
+            raise serializers.ValidationError("give username and password, or call this with a logged-in session", code="authorization")
+        return attrs
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField()
+    username = serializers.CharField()
+    role = serializers.CharField()

@@ -1,0 +1,41 @@
+"""Routes of the API under ``/api/`` (schema at ``/api/schema/``, docs at ``/api/docs/`` and ``/api/redoc/``)."""
+from django.urls import include, path
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
+from rest_framework.routers import DefaultRouter
+
+from . import views
+
+router = DefaultRouter()
+router.register("campaigns", views.CampaignViewSet, basename="campaign")
+router.register("workers", views.WorkerViewSet, basename="worker")
+router.register("imports", views.ImportJobViewSet, basename="import")
+
+# Campaign-scoped resources: /api/campaigns/<slug>/<resource>/
+campaign_router = DefaultRouter(trailing_slash=True)
+campaign_router.include_root_view = False
+campaign_router.register("documents", views.DocumentViewSet, basename="campaign-document")
+campaign_router.register("summaries", views.SummaryViewSet, basename="campaign-summary")
+campaign_router.register("items", views.ItemViewSet, basename="campaign-item")
+campaign_router.register("participations", views.ParticipationViewSet, basename="campaign-participation")
+campaign_router.register("scoring-jobs", views.ScoringJobViewSet, basename="campaign-scoring-job")
+
+app_name = "api"
+
+urlpatterns = [
+    path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+    path("campaigns/<slug:slug>/judgements/", views.JudgementList.as_view(), name="campaign-judgements"),
+    path("campaigns/<slug:slug>/edits/", views.EditList.as_view(), name="campaign-edits"),
+    path("campaigns/<slug:slug>/scores/", views.ScoreList.as_view(), name="campaign-scores"),
+    path("campaigns/<slug:slug>/assignments/", views.AssignmentList.as_view(), name="campaign-assignments"),
+    path("campaigns/<slug:slug>/report/", views.ReportView.as_view(), name="campaign-report"),
+    path("campaigns/<slug:slug>/export/", views.ExportView.as_view(), name="campaign-export"),
+    path("campaigns/<slug:slug>/", include(campaign_router.urls)),
+    path("", include(router.urls)),
+]

@@ -1,0 +1,267 @@
+"""FRANK-format export of a campaign, readable by FRANK's scripts and re-importable by FactLab.
+
+Three kinds of files, like FRANK's data folder:
+
+* ``human_annotations.json``: one record per annotated summary: ``hash`` (document id), ``model_name``
+  (system), ``dataset`` (``cnndm``; ``bbc`` for XSum, as FRANK writes it), ``split``, ``Factuality``, the
+  per-category and per-group scores and the ``Flip_*`` ablations. Summaries with judgements get scores
+  computed from them (:func:`metrics_service.stats.factuality.summary_human_scores`); imported FRANK
+  summaries without judgements pass their imported ``human_scores`` through.
+* ``human_annotations_sentence.json``: one record per summary with judgements: its sentences and, per
+  sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error"), annotators being pseudonymised workers.
+* ``articles/<hash>.json``: the article, its lines, every system's summary (``<model>`` and ``<model>_lines``),
+  the reference (``Gold``/``Gold_lines``) and the entities; the gold fields (``negative_entity``, ``traps``)
+  only when ``include_gold`` (admins).
+
+:func:`stream_frank_zip` streams the three as one zip; :func:`stream_json_array` streams one of them.
+Everything is read in batches of summaries/documents, so memory stays flat.
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import zipfile
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import pandas as pd
+
+from annotate.frank_typology import data_file_key
+from annotate.models import Campaign, Dataset, Document, Summary, Trap
+
+from .pseudonyms import WorkerNamer
+from .tabular import ExportFilters, campaign_judgements, filter_by_document
+
+BATCH = 500
+FRANK_DATASET_NAMES = {Dataset.CNNDM: "cnndm", Dataset.XSUM: "bbc", Dataset.OTHER: "other"}
+NO_ERROR = "NoE"
+FILES = ("summaries", "sentences", "articles")
+
+
+def _summaries(campaign: Campaign, filters: ExportFilters):
+    queryset = Summary.objects.filter(document__campaign=campaign, edited_from__isnull=True, is_reference=False)
+    queryset = filter_by_document(queryset, filters, "document")
+    if filters.system is not None:
+        queryset = queryset.filter(system=filters.system)
+    return queryset
+
+
+def _batches(queryset, fields: tuple[str, ...], size: int = BATCH) -> Iterator[list[dict[str, Any]]]:
+    """Keyset-paginated ``values()`` batches ordered by id (no long-lived cursor, bounded memory)."""
+    last = 0
+    while True:
+        batch = list(queryset.filter(pk__gt=last).order_by("pk").values("pk", *fields)[:size])
+        if not batch:
+            return
+        yield batch
+        last = batch[-1]["pk"]
+
+
+def _judgement_frame(campaign: Campaign, filters: ExportFilters, summary_ids: list[int]) -> pd.DataFrame:
+    rows = list(
+        campaign_judgements(campaign, filters)
+        .filter(summary_id__in=summary_ids)
+        .order_by("summary_id", "sentence_index", "worker_id")
+        .values_list("summary_id", "sentence_index", "worker_id", "factual", "categories")
+    )
+    return pd.DataFrame(rows, columns=["summary_id", "sentence_index", "worker_id", "factual", "categories"])
+
+
+def _clean(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def _scores_from_judgements(judgements: pd.DataFrame) -> dict[int, dict[str, float]]:
+    """Per summary id: FRANK's score columns (category keys as FRANK's files spell them)."""
+    from metrics_service.stats.factuality import summary_human_scores
+
+    if judgements.empty:
+        return {}
+    table = summary_human_scores(judgements)
+    out: dict[int, dict[str, float]] = {}
+    for summary_id, row in table.iterrows():
+        scores: dict[str, float] = {}
+        for column, value in row.items():
+            key = f"Flip_{data_file_key(column[5:])}" if column.startswith("Flip_") else data_file_key(column)
+            cleaned = _clean(value)
+            if cleaned is not None:
+                scores[key] = cleaned
+        out[int(summary_id)] = scores
+    return out
+
+
+def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = None) -> Iterator[dict[str, Any]]:
+    """Records of ``human_annotations.json`` (summaries with neither judgements nor imported scores are left out)."""
+    filters = filters or ExportFilters()
+    fields = ("system", "document__external_id", "document__dataset", "document__split", "human_scores")
+    for batch in _batches(_summaries(campaign, filters), fields):
+        computed = _scores_from_judgements(_judgement_frame(campaign, filters, [s["pk"] for s in batch]))
+        for s in batch:
+            scores = computed.get(s["pk"]) or {k: v for k, v in (s["human_scores"] or {}).items() if _clean(v) is not None}
+            if "Factuality" not in scores:
+                continue
+            yield {
+                "hash": s["document__external_id"], "model_name": s["system"],
+                "dataset": FRANK_DATASET_NAMES.get(s["document__dataset"], s["document__dataset"]),
+                "split": s["document__split"], **scores,
+            }
+
+
+def _sentence_annotations(judgements: pd.DataFrame, n_sentences: int, namer: WorkerNamer) -> list[dict[str, list[str]]]:
+    per_sentence: list[dict[str, list[str]]] = [{} for _ in range(n_sentences)]
+    for row in judgements.itertuples(index=False):
+        while row.sentence_index >= len(per_sentence):  # judgements beyond the stored sentences are kept
+            per_sentence.append({})
+        codes = [data_file_key(c) for c in (row.categories or [])]
+        per_sentence[row.sentence_index][namer(row.worker_id)] = [NO_ERROR] if row.factual or not codes else codes
+    return per_sentence
+
+
+def iter_sentence_records(
+    campaign: Campaign, filters: ExportFilters | None = None, *, reveal_workers: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Records of ``human_annotations_sentence.json``: every summary that has judgements, with every annotator's labels."""
+    filters = filters or ExportFilters()
+    namer = WorkerNamer(campaign.pk, reveal=reveal_workers)
+    fields = ("system", "text", "sentences", "document_id", "document__external_id", "document__dataset", "document__split")
+    for batch in _batches(_summaries(campaign, filters), fields):
+        judgements = _judgement_frame(campaign, filters, [s["pk"] for s in batch])
+        if judgements.empty:
+            continue
+        by_summary = dict(tuple(judgements.groupby("summary_id", sort=False)))
+        document_ids = {s["document_id"] for s in batch if s["pk"] in by_summary}
+        references = dict(
+            Summary.objects.filter(document_id__in=document_ids, is_reference=True, edited_from__isnull=True)
+            .order_by("document_id", "id").values_list("document_id", "text")
+        )
+        articles = dict(Document.objects.filter(pk__in=document_ids).values_list("pk", "text"))
+        for s in batch:
+            if s["pk"] not in by_summary:
+                continue
+            yield {
+                "hash": s["document__external_id"], "model_name": s["system"],
+                "dataset": FRANK_DATASET_NAMES.get(s["document__dataset"], s["document__dataset"]),
+                "split": s["document__split"], "article": articles.get(s["document_id"], ""),
+                "reference": references.get(s["document_id"], ""), "summary": s["text"],
+                "summary_sentences": list(s["sentences"] or []),
+                "summary_sentences_annotations": _sentence_annotations(by_summary[s["pk"]], len(s["sentences"] or []), namer),
+            }
+
+
+def iter_article_records(
+    campaign: Campaign, filters: ExportFilters | None = None, *, include_gold: bool = False
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """``(hash, article record)`` for each document with an exported summary (system filter applied)."""
+    filters = filters or ExportFilters()
+    documents = filter_by_document(Document.objects.filter(campaign=campaign), filters, "")
+    if filters.system is not None:
+        documents = documents.filter(summaries__system=filters.system).distinct()
+    fields = ("external_id", "text", "sentences", "url", "entities", "metadata", "negative_entity")
+    for batch in _batches(documents, fields):
+        ids = [d["pk"] for d in batch]
+        summaries: dict[int, list[dict]] = defaultdict(list)
+        for s in (
+            Summary.objects.filter(document_id__in=ids, edited_from__isnull=True)
+            .order_by("document_id", "id").values("document_id", "system", "text", "sentences", "is_reference")
+        ):
+            summaries[s["document_id"]].append(s)
+        traps: dict[int, list[list[str]]] = defaultdict(list)
+        if include_gold:
+            for document_id, code, text in Trap.objects.filter(document_id__in=ids).order_by("id").values_list("document_id", "code", "text"):
+                traps[document_id].append([code, text])
+        for d in batch:
+            record: dict[str, Any] = {
+                "hash": d["external_id"], "id": (d["metadata"] or {}).get("frank_id", ""), "url": d["url"],
+                "article": d["text"], "article_lines": list(d["sentences"] or []),
+                "entity_counter": {entity: 1 for entity in d["entities"] or []}, "model_names": [],
+            }
+            for s in summaries.get(d["pk"], []):
+                key = "Gold" if s["is_reference"] else s["system"]
+                if key in record:  # a second reference: keep the first, as the importer does
+                    continue
+                record[key] = s["text"]
+                record[f"{key}_lines"] = list(s["sentences"] or [])
+                record["model_names"].append(f"{key}_lines")
+            if include_gold:
+                record["negative_entity"] = d["negative_entity"]
+                record["traps"] = traps.get(d["pk"], [])
+            yield d["external_id"], record
+
+
+def stream_json_array(records: Iterable[Any]) -> Iterator[bytes]:
+    """A JSON array, one record per line, written record by record."""
+    yield b"["
+    first = True
+    for record in records:
+        yield (b"\n" if first else b",\n") + json.dumps(record, ensure_ascii=False).encode()
+        first = False
+    yield b"\n]\n"
+
+
+class _Sink(io.RawIOBase):
+    """A write-only, unseekable buffer: ``zipfile`` then writes data descriptors and never seeks back."""
+
+    def __init__(self) -> None:
+        self._chunks: list[bytes] = []
+        self._position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self._chunks.append(bytes(data))
+        self._position += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self._position
+
+    def drain(self) -> bytes:
+        data = b"".join(self._chunks)
+        self._chunks.clear()
+        return data
+
+
+def stream_frank_zip(
+    campaign: Campaign, filters: ExportFilters | None = None, *, reveal_workers: bool = False, include_gold: bool = False
+) -> Iterator[bytes]:
+    """The zip (``human_annotations.json``, ``human_annotations_sentence.json``, ``articles/<hash>.json``), streamed."""
+    filters = filters or ExportFilters()
+    sink = _Sink()
+    members: list[tuple[str, Iterable[bytes]]] = [
+        ("human_annotations.json", stream_json_array(iter_summary_records(campaign, filters))),
+        ("human_annotations_sentence.json", stream_json_array(iter_sentence_records(campaign, filters, reveal_workers=reveal_workers))),
+    ]
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, chunks in members:
+            with archive.open(name, "w", force_zip64=True) as member:
+                for chunk in chunks:
+                    member.write(chunk)
+                    if data := sink.drain():
+                        yield data
+            yield sink.drain()
+        for article_hash, record in iter_article_records(campaign, filters, include_gold=include_gold):
+            archive.writestr(f"articles/{article_hash}.json", json.dumps(record, ensure_ascii=False))
+            if data := sink.drain():
+                yield data
+    yield sink.drain()
+
+
+def stream_frank_file(
+    campaign: Campaign, which: str, filters: ExportFilters | None = None, *, reveal_workers: bool = False,
+    include_gold: bool = False,
+) -> Iterator[bytes]:
+    """One file of the export as a JSON array: ``summaries``, ``sentences`` or ``articles`` (records with their hash)."""
+    filters = filters or ExportFilters()
+    if which == "summaries":
+        return stream_json_array(iter_summary_records(campaign, filters))
+    if which == "sentences":
+        return stream_json_array(iter_sentence_records(campaign, filters, reveal_workers=reveal_workers))
+    if which == "articles":
+        return stream_json_array(record for _, record in iter_article_records(campaign, filters, include_gold=include_gold))
+    raise ValueError(f"unknown FRANK file {which!r}; expected one of {', '.join(FILES)}")

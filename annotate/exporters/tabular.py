@@ -1,0 +1,216 @@
+"""Flat exports of a campaign (JSON lines or CSV): one row per sentence judgement, edit or metric score.
+
+Rows are read with ``values()`` over ``.iterator(chunk_size=...)`` querysets and written one by one, so
+memory stays flat however large the campaign. The columns are the same for every row kind (cells that do
+not apply are empty) and are documented in ``docs/api.md``.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from annotate.models import (
+    Campaign,
+    Edit,
+    MetricScore,
+    Participation,
+    SentenceJudgement,
+)
+
+from .pseudonyms import WorkerNamer
+
+CHUNK_SIZE = 2000
+ROW_KINDS = ("judgements", "edits", "scores")
+WORKER_STATUSES = ("any", "active", "blocked")
+COLUMNS: tuple[str, ...] = (
+    "record_type", "campaign", "document_id", "dataset", "split", "summary_id", "system", "sentence_index",
+    "worker", "factual", "categories", "lead_time_seconds", "source", "requested_error_type",
+    "corrected_error_type", "not_applicable", "edited_summary_id", "edit_text", "word_distance", "review_status",
+    "metric", "config_key", "value", "created_at",
+)
+
+
+@dataclass(frozen=True)
+class ExportFilters:
+    """Which part of a campaign an export holds. ``None`` means "no restriction".
+
+    ``worker_status``: ``any``; ``active`` drops the work of workers blocked globally or in this campaign;
+    ``blocked`` keeps only theirs. ``since``/``until`` bound ``created_at`` (inclusive).
+    """
+
+    split: str | None = None
+    dataset: str | None = None
+    system: str | None = None
+    worker_status: str = "any"
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def filter_by_document(queryset: QuerySet, filters: ExportFilters, prefix: str) -> QuerySet:
+    """Apply split/dataset filters to ``queryset`` whose document is reached through ``prefix`` (e.g. ``summary__document``; empty for documents)."""
+    lead = f"{prefix}__" if prefix else ""
+    if filters.split is not None:
+        queryset = queryset.filter(**{f"{lead}split": filters.split})
+    if filters.dataset is not None:
+        queryset = queryset.filter(**{f"{lead}dataset": filters.dataset})
+    return queryset
+
+
+def filter_by_worker_and_date(queryset: QuerySet, campaign: Campaign, filters: ExportFilters, worker_field: str = "worker") -> QuerySet:
+    """Apply the worker-status and date-range filters to rows that have a worker and ``created_at``."""
+    if filters.worker_status != "any":
+        blocked_here = Participation.objects.filter(worker_id=OuterRef(f"{worker_field}_id"), campaign=campaign, is_blocked=True)
+        blocked = Q(**{f"{worker_field}__is_blocked": True}) | Exists(blocked_here)
+        queryset = queryset.filter(blocked) if filters.worker_status == "blocked" else queryset.exclude(blocked)
+    if filters.since is not None:
+        queryset = queryset.filter(created_at__gte=filters.since)
+    if filters.until is not None:
+        queryset = queryset.filter(created_at__lte=filters.until)
+    return queryset
+
+
+def campaign_judgements(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
+    """The campaign's sentence judgements (never trap answers) matching ``filters``."""
+    filters = filters or ExportFilters()
+    queryset = SentenceJudgement.objects.filter(summary__document__campaign=campaign)
+    queryset = filter_by_document(queryset, filters, "summary__document")
+    if filters.system is not None:
+        queryset = queryset.filter(summary__system=filters.system)
+    return filter_by_worker_and_date(queryset, campaign, filters)
+
+
+def campaign_edits(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
+    filters = filters or ExportFilters()
+    queryset = Edit.objects.filter(source_summary__document__campaign=campaign)
+    queryset = filter_by_document(queryset, filters, "source_summary__document")
+    if filters.system is not None:
+        queryset = queryset.filter(source_summary__system=filters.system)
+    return filter_by_worker_and_date(queryset, campaign, filters)
+
+
+def campaign_scores(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
+    filters = filters or ExportFilters()
+    queryset = MetricScore.objects.filter(summary__document__campaign=campaign)
+    queryset = filter_by_document(queryset, filters, "summary__document")
+    if filters.system is not None:
+        queryset = queryset.filter(summary__system=filters.system)
+    if filters.since is not None:
+        queryset = queryset.filter(created_at__gte=filters.since)
+    if filters.until is not None:
+        queryset = queryset.filter(created_at__lte=filters.until)
+    return queryset
+
+
+def _iso(value: datetime | None) -> str:
+    return value.isoformat() if value is not None else ""
+
+
+def iter_rows(
+    campaign: Campaign, filters: ExportFilters | None = None, *, kinds: Iterable[str] = ROW_KINDS,
+    reveal_workers: bool = False, chunk_size: int = CHUNK_SIZE,
+) -> Iterator[dict[str, Any]]:
+    """Yield one dict per judgement, edit and metric score (in that order), keyed by :data:`COLUMNS`."""
+    filters = filters or ExportFilters()
+    kinds = set(kinds)
+    unknown = kinds - set(ROW_KINDS)
+    if unknown:
+        raise ValueError(f"unknown row kind(s) {', '.join(sorted(unknown))}; expected {', '.join(ROW_KINDS)}")
+    name = WorkerNamer(campaign.pk, reveal=reveal_workers)
+    base = dict.fromkeys(COLUMNS, None)
+    if "judgements" in kinds:
+        rows = campaign_judgements(campaign, filters).order_by("id").values(
+            "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
+            "summary__document__split", "sentence_index", "worker_id", "factual", "categories", "lead_time_seconds",
+            "source", "created_at",
+        )
+        for r in rows.iterator(chunk_size=chunk_size):
+            yield {
+                **base, "record_type": "judgement", "campaign": campaign.slug,
+                "document_id": r["summary__document__external_id"], "dataset": r["summary__document__dataset"],
+                "split": r["summary__document__split"], "summary_id": r["summary_id"], "system": r["summary__system"],
+                "sentence_index": r["sentence_index"], "worker": name(r["worker_id"]), "factual": r["factual"],
+                "categories": list(r["categories"] or []), "lead_time_seconds": r["lead_time_seconds"],
+                "source": r["source"], "created_at": _iso(r["created_at"]),
+            }
+    if "edits" in kinds:
+        rows = campaign_edits(campaign, filters).order_by("id").values(
+            "source_summary_id", "source_summary__system", "source_summary__document__external_id",
+            "source_summary__document__dataset", "source_summary__document__split", "worker_id", "requested_error_type",
+            "corrected_error_type", "is_not_applicable", "edited_summary_id", "text", "word_distance", "review_status",
+            "created_at",
+        )
+        for r in rows.iterator(chunk_size=chunk_size):
+            yield {
+                **base, "record_type": "edit", "campaign": campaign.slug,
+                "document_id": r["source_summary__document__external_id"], "dataset": r["source_summary__document__dataset"],
+                "split": r["source_summary__document__split"], "summary_id": r["source_summary_id"],
+                "system": r["source_summary__system"], "worker": name(r["worker_id"]),
+                "requested_error_type": r["requested_error_type"], "corrected_error_type": r["corrected_error_type"],
+                "not_applicable": r["is_not_applicable"], "edited_summary_id": r["edited_summary_id"], "edit_text": r["text"],
+                "word_distance": r["word_distance"], "review_status": r["review_status"], "created_at": _iso(r["created_at"]),
+            }
+    if "scores" in kinds:
+        rows = campaign_scores(campaign, filters).order_by("id").values(
+            "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
+            "summary__document__split", "metric", "config_key", "value", "source", "created_at",
+        )
+        for r in rows.iterator(chunk_size=chunk_size):
+            yield {
+                **base, "record_type": "score", "campaign": campaign.slug,
+                "document_id": r["summary__document__external_id"], "dataset": r["summary__document__dataset"],
+                "split": r["summary__document__split"], "summary_id": r["summary_id"], "system": r["summary__system"],
+                "metric": r["metric"], "config_key": r["config_key"], "value": r["value"], "source": r["source"],
+                "created_at": _iso(r["created_at"]),
+            }
+
+
+def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """One compact JSON object per row, newline-terminated."""
+    for row in rows:
+        yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _csv_cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ";".join(map(str, value))
+    return value
+
+
+class _Echo:
+    """A file-like object whose ``write`` returns what it is given (csv.writer then yields lines)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
+    """A header line then one CSV line per row; lists are ``;``-joined, booleans ``true``/``false``, None empty."""
+    writer = csv.writer(_Echo())
+    yield writer.writerow(COLUMNS)
+    for row in rows:
+        yield writer.writerow([_csv_cell(row[c]) for c in COLUMNS])
+
+
+def batched_lines(lines: Iterable[str], target_bytes: int = 64 * 1024) -> Iterator[bytes]:
+    """Join small lines into ~64 KiB chunks: fewer, larger writes to the socket."""
+    buffer: list[str] = []
+    size = 0
+    for line in lines:
+        buffer.append(line)
+        size += len(line)
+        if size >= target_bytes:
+            yield "".join(buffer).encode()
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer).encode()
+

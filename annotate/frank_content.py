@@ -1,0 +1,126 @@
+"""Tutorial and qualification material of FRANK campaigns (hand-made, no setup needed).
+
+The keys (which sentences are correct and their error category) are read only by the server-side
+checks in ``annotate.protocols.frank``; pages render :func:`public_view` of an exercise, which has the
+sentences but no key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotate.frank_typology import BY_CODE
+
+
+@dataclass(frozen=True)
+class KeySentence:
+    text: str
+    category: str | None  # None: the sentence is correct
+    explanation: str
+
+    @property
+    def factual(self) -> bool:
+        return self.category is None
+
+
+@dataclass(frozen=True)
+class Exercise:
+    title: str
+    article: tuple[str, ...]
+    summaries: tuple[tuple[KeySentence, ...], ...]
+
+    def sentence(self, summary: int, index: int) -> KeySentence:
+        """The keyed sentence; raises ``IndexError`` for positions outside the exercise."""
+        if not (0 <= summary < len(self.summaries)) or not (0 <= index < len(self.summaries[summary])):
+            raise IndexError(f"no sentence {index} in summary {summary}")
+        return self.summaries[summary][index]
+
+    @property
+    def size(self) -> int:
+        return sum(len(s) for s in self.summaries)
+
+
+def public_view(exercise: Exercise) -> dict:
+    """What a page may show: the article and the summary sentences, without the key."""
+    return {
+        "title": exercise.title,
+        "article": list(exercise.article),
+        "summaries": [[s.text for s in summary] for summary in exercise.summaries],
+    }
+
+
+def K(text: str, category: str | None = None, explanation: str = "") -> KeySentence:
+    if category is not None and category not in BY_CODE:
+        raise ValueError(f"unknown category {category!r}")
+    return KeySentence(text, category, explanation)
+
+
+TUTORIAL = Exercise(
+    title="New mayor for Riverton",
+    article=(
+        "Maria Santos, 41, was elected mayor of Riverton on Tuesday.",
+        "She won 58% of the vote, defeating the incumbent, Tom Becker.",
+        "Santos, a former teacher, promised to build a new public library in the city centre.",
+        "Becker, who had been mayor for eight years, congratulated her in a speech at the town hall.",
+        "Turnout was low because of heavy rain across the region.",
+        "Santos will take office in January.",
+    ),
+    summaries=(
+        (
+            K("Maria Santos, a former teacher, was elected mayor of Riverton on Tuesday.", None,
+              "Everything in this sentence is stated in the article."),
+            K("Tom Becker won 58% of the vote.", "EntE",
+              "It was Santos, not Becker, who won 58% of the vote: the entity in the relation is wrong."),
+            K("Santos will take office in March.", "CircE",
+              "The article says January: the circumstance (time) is wrong."),
+            K("Turnout was low because Santos promised a new library.", "LinkE",
+              "Turnout was low because of the rain; the summary links two facts with a wrong cause."),
+        ),
+        (
+            K("Santos promised to build a new public library.", None, "The article says exactly this."),
+            K("Becker criticised Santos in a speech at the town hall.", "RelE",
+              "Becker congratulated Santos: the relationship (the verb) between the entities is wrong."),
+            K("Santos, a mother of three, plans to cut local taxes.", "OutE",
+              "The article says nothing about her children or taxes: this information is not in the article."),
+            K("Becker congratulated him at the town hall.", "CorefE",
+              "This sentence has a coreference error: 'him' has no antecedent (Santos is 'her' in the article)."),
+            K("Rain the turnout heavy low region was across.", "GramE",
+              "The words are scrambled: the sentence is grammatically meaningless."),
+            K("Santos won 58% of the vote, more than two thirds of it.", "OtherE",
+              "58% is less than two thirds: a factual error that none of the other categories describes."),
+        ),
+    ),
+)
+
+QUALIFICATION = Exercise(
+    title="Fire at a chemical plant",
+    article=(
+        "A fire broke out at a chemical plant in Northfield on Saturday night, officials said.",
+        "About 200 residents were evacuated from nearby homes as a precaution.",
+        "Firefighters brought the blaze under control after six hours.",
+        "No one was injured, but two workers were treated for smoke inhalation.",
+        "The plant, owned by Larsen Industries, produces cleaning products.",
+        "Company spokesman David Okafor said he did not yet know what caused the fire.",
+        "The plant will remain closed until an investigation is completed.",
+    ),
+    summaries=(
+        (
+            K("A fire broke out at a chemical plant in Northfield on Saturday night."),
+            K("Firefighters needed two days to control the blaze.", "CircE"),
+            K("The plant is owned by David Okafor.", "EntE"),
+            K("About 200 residents were evacuated as a precaution."),
+        ),
+        (
+            K("Two workers died from smoke inhalation.", "RelE"),
+            K("The fire was caused by an electrical fault in the warehouse.", "OutE"),
+            K("The plant will remain closed because no one was injured.", "LinkE"),
+            K("Larsen Industries' plant produces cleaning products."),
+        ),
+        (
+            K("She said the cause of the fire was not yet known.", "CorefE"),
+            K("Northfield evacuated plant the fire residents hours six.", "GramE"),
+            K("About 200 residents, more than a thousand people, were evacuated.", "OtherE"),
+            K("No one was injured in the fire."),
+            K("The plant will stay closed until an investigation is completed."),
+        ),
+    ),
+)

@@ -1,0 +1,314 @@
+"""FRANK sentence annotation (Pagnoni et al., NAACL 2021) on the shared workflow.
+
+One item = one article and its summaries. The server decides the page layout when the assignment is
+created (order of summaries, where trap sentences are appended, the entity question's options) and keeps
+it in ``assignment.layout``; the page only ever gets sentences and option texts (:func:`task_page_data`).
+Services here: the entity check, storing a submission, scoring trap/tutorial/qualification answers.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotate import frank_content
+from annotate.frank_typology import BY_CODE, CATEGORIES, CODES
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Document,
+    Participation,
+    SentenceJudgement,
+    Summary,
+    Trap,
+    TrapAnswer,
+    Worker,
+)
+from annotate.nlp import named_entities, split_sentences
+from annotate.relevance import relevant_sentences
+from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotYourAssignment
+from annotate.services.participation import block_participation, get_participation, require_eligible
+
+from .base import Protocol, SubmissionResult
+
+MAX_SECONDS_PER_SENTENCE = 30 * 60  # a client-reported lead time above this is a forgotten tab, not work
+
+
+# ---------------------------------------------------------------- answers and their scoring
+
+def parse_answer(raw: Any, where: str) -> tuple[bool, list[str], float | None]:
+    """Validate one sentence answer ``{"factual": bool, "categories": [...], "seconds": number}``.
+
+    Returns ``(factual, categories, seconds)``; raises ``InvalidSubmission`` naming ``where`` and the field.
+    A "No" needs at least one FRANK category; a "Yes" takes none.
+    """
+    if not isinstance(raw, dict):
+        raise InvalidSubmission(f"{where}: expected an answer object")
+    factual = raw.get("factual")
+    if not isinstance(factual, bool):
+        raise InvalidSubmission(f"{where}: answer Yes or No (factual must be true or false)", field_errors={where: "factual"})
+    categories = raw.get("categories", [])
+    if not isinstance(categories, list) or not all(isinstance(c, str) for c in categories):
+        raise InvalidSubmission(f"{where}: categories must be a list of category codes")
+    unknown = [c for c in categories if c not in BY_CODE]
+    if unknown:
+        raise InvalidSubmission(f"{where}: unknown error category {unknown[0]!r}; expected one of {', '.join(CODES)}")
+    categories = [c for c in CODES if c in categories]
+    if factual and categories:
+        raise InvalidSubmission(f"{where}: a correct sentence takes no error category")
+    if not factual and not categories:
+        raise InvalidSubmission(f"{where}: select at least one error category", field_errors={where: "categories"})
+    seconds = raw.get("seconds")
+    if seconds is not None:
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
+            raise InvalidSubmission(f"{where}: seconds must be a non-negative number")
+        seconds = float(min(seconds, MAX_SECONDS_PER_SENTENCE))
+    return factual, categories, seconds
+
+
+def trap_answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
+    """FRANK's continuous evaluation: the Yes/No matches and, for an erroneous trap, its category is selected."""
+    if factual != expected_factual:
+        return False
+    return expected_factual or not expected_category or expected_category in categories
+
+
+def key_answer_correct(key: frank_content.KeySentence, factual: bool, categories: Sequence[str]) -> bool:
+    """Qualification rule: the Yes/No matches and, for an erroneous sentence, exactly its category is selected."""
+    if factual != key.factual:
+        return False
+    return key.factual or list(categories) == [key.category]
+
+
+def tutorial_feedback(summary: int, index: int, factual: bool, categories: Sequence[str]) -> dict[str, Any]:
+    """Immediate feedback on one tutorial answer: ``{"correct": bool, "message": str}``.
+
+    A partially right "No" (the right category among others) is accepted with a note on the extra ones.
+    """
+    key = frank_content.TUTORIAL.sentence(summary, index)
+    if key.factual:
+        if factual:
+            return {"correct": True, "message": f"Correct: this sentence is accurate. {key.explanation}"}
+        return {"correct": False, "message": f"Not quite: this sentence is correct. {key.explanation}"}
+    name = BY_CODE[key.category].name.split(" (")[0].lower()
+    article = "an" if name[0] in "aeiou" else "a"
+    if factual:
+        return {"correct": False, "message": f"Look again: this sentence has {article} {name}. {key.explanation}"}
+    if key.category not in categories:
+        return {"correct": False, "message": f"Not this category: the sentence has {article} {name} ('{BY_CODE[key.category].annotator_label}'). {key.explanation}"}
+    extra = [BY_CODE[c].annotator_label for c in categories if c != key.category]
+    note = f" ('{'; '.join(extra)}' does not apply here.)" if extra else ""
+    return {"correct": True, "message": f"Correct: {article} {name}. {key.explanation}{note}"}
+
+
+def score_qualification(answers: Any) -> tuple[float, list[bool]]:
+    """Score qualification answers ``{"summaries": [[answer, ...], ...]}`` against the key.
+
+    Returns ``(share correct, per-sentence correctness)``. Every sentence must be answered.
+    """
+    exercise = frank_content.QUALIFICATION
+    rows = answers.get("summaries") if isinstance(answers, dict) else None
+    if not isinstance(rows, list) or len(rows) != len(exercise.summaries):
+        raise InvalidSubmission(f"answer all {len(exercise.summaries)} summaries")
+    marks: list[bool] = []
+    for s, (summary_key, row) in enumerate(zip(exercise.summaries, rows)):
+        if not isinstance(row, list) or len(row) != len(summary_key):
+            raise InvalidSubmission(f"summary {s + 1}: answer all {len(summary_key)} sentences")
+        for i, (key, raw) in enumerate(zip(summary_key, row)):
+            factual, categories, _ = parse_answer(raw, f"summary {s + 1}, sentence {i + 1}")
+            marks.append(key_answer_correct(key, factual, categories))
+    return sum(marks) / len(marks), marks
+
+
+# ---------------------------------------------------------------- layout
+
+def task_summaries(document: Document) -> list[Summary]:
+    """The summaries annotated in a document's item: system outputs (references only when there is nothing else)."""
+    summaries = list(document.summaries.filter(edited_from__isnull=True).order_by("id"))
+    systems = [s for s in summaries if not s.is_reference]
+    return systems or summaries
+
+
+def summary_sentences(summary: Summary) -> list[str]:
+    return [s for s in (summary.sentences or []) if s.strip()] or split_sentences(summary.text)
+
+
+def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
+    """Three options, two entities from the article and one that is not in it; None when impossible."""
+    text = document.text.lower()
+    present = [e for e in dict.fromkeys(document.entities or []) if isinstance(e, str) and e.strip() and e.lower() in text]
+    if len(present) < 2:
+        present = [e for e in named_entities(document.text) if e.lower() in text]
+    negative = document.negative_entity.strip()
+    if not negative or negative.lower() in text:
+        others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).values_list("entities", flat=True)
+        pool = sorted({e for ents in others for e in (ents or []) if isinstance(e, str) and len(e) > 2 and e.lower() not in text})
+        negative = rng.choice(pool) if pool else ""
+    if len(present) < 2 or not negative:
+        return None
+    options = rng.sample(present, 2) + [negative]
+    rng.shuffle(options)
+    return {"options": options, "answer": options.index(negative)}
+
+
+def _traps_for(document: Document) -> list[Trap]:
+    traps = list(document.traps.order_by("id"))
+    if not traps:
+        from annotate.traps import generate_traps
+
+        traps = generate_traps(document)
+    return traps
+
+
+def build_layout(document: Document, trap_rate: float, rng: random.Random) -> dict[str, Any]:
+    """The page layout of an item: summaries in a shuffled order, traps on a ``trap_rate`` share of them.
+
+    The number of traps is ``trap_rate * n`` rounded stochastically (so its mean is exact) and the traps are
+    spread over randomly chosen summaries, each trap appended after the summary's last sentence.
+    """
+    summaries = task_summaries(document)
+    rng.shuffle(summaries)
+    n = len(summaries)
+    wanted = min(n, math.floor(trap_rate * n + rng.random())) if trap_rate > 0 else 0
+    traps = _traps_for(document) if wanted else []
+    rng.shuffle(traps)
+    with_trap = set(rng.sample(range(n), min(wanted, n))) if traps else set()
+    rows, t = [], 0
+    for position, summary in enumerate(summaries):
+        trap_id = None
+        if position in with_trap:
+            trap_id = traps[t % len(traps)].pk
+            t += 1
+        rows.append({"summary": summary.pk, "sentences": len(summary_sentences(summary)), "trap": trap_id})
+    return {"summaries": rows, "entity": _entity_question(document, rng)}
+
+
+def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
+    """Everything the annotation page shows, and nothing else (no trap marks, no entity answer)."""
+    document = assignment.item.document
+    layout = assignment.layout
+    article = document.sentences or split_sentences(document.text)
+    by_id = {s.pk: s for s in Summary.objects.filter(pk__in=[r["summary"] for r in layout["summaries"]])}
+    trap_text = dict(Trap.objects.filter(pk__in=[r["trap"] for r in layout["summaries"] if r["trap"]]).values_list("pk", "text"))
+    summaries = []
+    for row in layout["summaries"]:
+        sentences = summary_sentences(by_id[row["summary"]])[: row["sentences"]]
+        if row["trap"]:
+            sentences.append(trap_text[row["trap"]])
+        relevant = relevant_sentences(article, sentences, relevant_k)
+        summaries.append({"sentences": [{"text": s, "relevant": r} for s, r in zip(sentences, relevant)]})
+    entity = layout.get("entity")
+    return {
+        "assignment": assignment.pk,
+        "article": article,
+        "summaries": summaries,
+        "entity_options": entity["options"] if entity else [],
+        "entity_done": (entity is None) or assignment.entity_correct is True,
+        "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
+    }
+
+
+# ---------------------------------------------------------------- services
+
+def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict[str, Any]:
+    """Check the worker's answer to "Which of the following was NOT mentioned in the article?".
+
+    A wrong answer blocks the worker from the campaign now (their assignment is released). Answering
+    twice returns the first outcome. Returns ``{"correct": bool, "blocked_reason": str | None}``; the
+    right option is never returned.
+    """
+    with transaction.atomic():
+        assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").filter(pk=assignment_id).first()
+        if assignment is None:
+            raise AssignmentClosed("This task no longer exists.")
+        if assignment.worker_id != worker.pk:
+            raise NotYourAssignment("This task belongs to another worker.")
+        entity = assignment.layout.get("entity")
+        if entity is None:
+            return {"correct": True, "blocked_reason": None}
+        if assignment.entity_correct is not None:
+            participation = get_participation(worker, assignment.item.campaign)
+            return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None}
+        if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
+            raise AssignmentClosed("This task is closed; reload the page to get a new one.")
+        participation = get_participation(worker, assignment.item.campaign)
+        require_eligible(participation)
+        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
+            raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
+        correct = choice == entity["answer"]
+        assignment.entity_correct = correct
+        assignment.layout = {**assignment.layout, "entity_choice": choice}
+        assignment.save(update_fields=["entity_correct", "layout"])
+        Participation.objects.filter(pk=participation.pk).update(
+            entity_checks=F("entity_checks") + 1, entity_failures=F("entity_failures") + (0 if correct else 1)
+        )
+        reason = None
+        if not correct and assignment.item.campaign.entity_check_enabled:
+            reason = "the answer to the reading check (which name was not in the article) was wrong"
+            block_participation(participation, reason)
+    return {"correct": correct, "blocked_reason": reason}
+
+
+class FrankProtocol(Protocol):
+    kind = "frank"
+    tutorial_url_name = "frank-tutorial"
+    qualification_url_name = "frank-qualification"
+    task_url_name = "frank-task"
+    preview_url_name = "frank-preview"
+
+    def prepare_assignment(self, assignment: Assignment) -> None:
+        campaign = assignment.item.campaign
+        layout = build_layout(assignment.item.document, campaign.trap_rate, random.Random())
+        if not campaign.entity_check_enabled:
+            layout["entity"] = None
+        assignment.layout = layout
+
+    def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
+        layout = assignment.layout
+        if layout.get("entity") and assignment.entity_correct is not True:
+            raise InvalidSubmission("Answer the reading check question first.")
+        rows = payload.get("summaries")
+        if not isinstance(rows, list) or len(rows) != len(layout["summaries"]):
+            raise InvalidSubmission(f"expected answers for {len(layout['summaries'])} summaries")
+        elapsed = max(0.0, (timezone.now() - assignment.created_at).total_seconds())
+        judgements: list[SentenceJudgement] = []
+        trap_rows: list[tuple[int, bool, list[str]]] = []
+        seconds_all: list[float] = []
+        for position, (spec, row) in enumerate(zip(layout["summaries"], rows)):
+            expected = spec["sentences"] + (1 if spec["trap"] else 0)
+            answers = row.get("answers") if isinstance(row, dict) else None
+            if not isinstance(answers, list) or len(answers) != expected:
+                raise InvalidSubmission(f"summary {position + 1}: answer all {expected} sentences")
+            for index, raw in enumerate(answers):
+                factual, categories, seconds = parse_answer(raw, f"summary {position + 1}, sentence {index + 1}")
+                if seconds is not None:
+                    seconds = min(seconds, elapsed)
+                    seconds_all.append(seconds)
+                if spec["trap"] and index == spec["sentences"]:
+                    trap_rows.append((spec["trap"], factual, categories))
+                else:
+                    judgements.append(SentenceJudgement(
+                        summary_id=spec["summary"], sentence_index=index, worker_id=assignment.worker_id, assignment=assignment,
+                        factual=factual, categories=categories, lead_time_seconds=seconds,
+                    ))
+        SentenceJudgement.objects.bulk_create(judgements)
+        traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])
+        correct = 0
+        for trap_id, factual, categories in trap_rows:
+            trap = traps[trap_id]
+            ok = trap_answer_correct(trap.expected_factual, trap.expected_category, factual, categories)
+            correct += ok
+            TrapAnswer.objects.create(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok)
+        campaign = assignment.item.campaign
+        answered = len(judgements) + len(trap_rows)
+        per_sentence = (sum(seconds_all) / len(seconds_all)) if seconds_all else elapsed / max(answered, 1)
+        assignment.too_fast = per_sentence < campaign.min_seconds_per_sentence
+        return SubmissionResult(
+            stored_rows=len(judgements), traps_correct=correct, traps_total=len(trap_rows),
+            extra={"seconds_per_sentence": round(per_sentence, 2)},
+        )

@@ -1,0 +1,139 @@
+"""The campaign admin page (staff only), shared by every campaign kind: progress, workers, actions, exports."""
+from __future__ import annotations
+
+import csv
+import functools
+import io
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotate.models import Campaign, CampaignStatus, Participation, SentenceJudgement
+from annotate.protocols import protocol_for
+from annotate.selectors import campaign_progress, worker_table
+from annotate.services.bonuses import ledger_csv
+from annotate.services.campaigns import CampaignStateError, set_campaign_status
+from annotate.services.participation import unblock_participation
+
+ACTIONS = {"start": CampaignStatus.RUNNING, "pause": CampaignStatus.PAUSED, "resume": CampaignStatus.RUNNING, "finish": CampaignStatus.FINISHED}
+
+
+def staff_required(view):
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied("Only campaign admins may open this page.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _csv_response(text: str, filename: str) -> HttpResponse:
+    response = HttpResponse(text, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@staff_required
+def campaign_list(request: HttpRequest) -> HttpResponse:
+    rows = [{"campaign": c, "progress": campaign_progress(c)} for c in Campaign.objects.order_by("name")]
+    return render(request, "annotate/manage/list.html", {"rows": rows})
+
+
+@staff_required
+def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    protocol = protocol_for(campaign.kind)
+    review_name = getattr(protocol, "review_url_name", None)
+    return render(request, "annotate/manage/campaign.html", {
+        "campaign": campaign,
+        "progress": campaign_progress(campaign),
+        "workers": worker_table(campaign),
+        "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
+        "entry_url": request.build_absolute_uri(reverse("annotate:campaign", args=[slug])),
+        "actions": [a for a, s in ACTIONS.items() if _allowed(campaign, a, s)],
+    })
+
+
+def _allowed(campaign: Campaign, action: str, status: str) -> bool:
+    from annotate.services.campaigns import ALLOWED_TRANSITIONS
+
+    if action == "start" and campaign.status != CampaignStatus.DRAFT:
+        return False
+    if action == "resume" and campaign.status != CampaignStatus.PAUSED:
+        return False
+    return status in ALLOWED_TRANSITIONS.get(campaign.status, set())
+
+
+@staff_required
+@require_POST
+def campaign_action(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    action = request.POST.get("action", "")
+    if action not in ACTIONS:
+        messages.error(request, f"Unknown action {action!r}; expected one of {', '.join(ACTIONS)}.")
+    else:
+        try:
+            set_campaign_status(campaign, ACTIONS[action])
+            messages.success(request, f"The campaign is now {campaign.get_status_display().lower()}.")
+        except CampaignStateError as exc:
+            messages.error(request, f"Cannot {action} the campaign: {exc}.")
+    return redirect("annotate:manage-campaign", slug)
+
+
+@staff_required
+@require_POST
+def unblock(request: HttpRequest, slug: str, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation, pk=participation_id, campaign__slug=slug)
+    unblock_participation(participation)
+    messages.success(request, f"{participation.worker} is unblocked.")
+    return redirect("annotate:manage-campaign", slug)
+
+
+@staff_required
+def bonuses_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    prolific = request.GET.get("format") == "prolific"
+    name = f"{slug}-bonuses-prolific.csv" if prolific else f"{slug}-payments.csv"
+    return _csv_response(ledger_csv(campaign, prolific=prolific), name)
+
+
+@staff_required
+def workers_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["worker", "provider", "items", "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
+                     "blocked", "blocked_reason", "seconds_per_item", "seconds_per_sentence", "too_fast_items", "owed"])
+    for row in worker_table(campaign):
+        fmt = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
+        writer.writerow([row["name"], row["provider"], row["items"], fmt(row["trap_score"]), row["traps"], row["entity"],
+                         row["qualification"], fmt(row["qualification_score"]), int(row["blocked"]), row["blocked_reason"],
+                         fmt(row["seconds_per_item"]), fmt(row["seconds_per_sentence"]), row["too_fast"], f"{row['owed']:.2f}"])
+    return _csv_response(out.getvalue(), f"{slug}-workers.csv")
+
+
+@staff_required
+def judgements_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """Collected sentence judgements (never trap answers), with the worker's lead time per sentence."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["document", "summary_id", "system", "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "assignment_too_fast"])
+    rows = (
+        SentenceJudgement.objects.filter(assignment__item__campaign=campaign)
+        .select_related("summary__document", "worker__user", "assignment")
+        .order_by("summary_id", "sentence_index", "worker_id")
+    )
+    for j in rows.iterator():
+        writer.writerow([j.summary.document.external_id, j.summary_id, j.summary.system, j.sentence_index, str(j.worker),
+                         int(j.factual), " ".join(j.categories), "" if j.lead_time_seconds is None else f"{j.lead_time_seconds:.2f}",
+                         int(j.assignment.too_fast)])
+    return _csv_response(out.getvalue(), f"{slug}-judgements.csv")

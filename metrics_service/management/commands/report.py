@@ -1,0 +1,85 @@
+"""``manage.py report --campaign SLUG [--split all|valid|test] [--dataset cnndm|xsum] [--no-partial] [--json]``."""
+from __future__ import annotations
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from metrics_service.report import ReportError, get_or_compute_report
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _table(headers: list[str], rows: list[list]) -> str:
+    cells = [headers] + [[_fmt(v) for v in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+class Command(BaseCommand):
+    help = "Print a campaign's analysis report: agreement, error distribution, metric correlations, minimal pairs."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--campaign", required=True, help="Campaign slug.")
+        parser.add_argument("--split", default="all", choices=["all", "valid", "test"])
+        parser.add_argument("--dataset", default=None, choices=["cnndm", "xsum", "other"])
+        parser.add_argument("--system", default=None, help="Only this system's summaries.")
+        parser.add_argument("--no-partial", action="store_true", help="Plain instead of partial correlations.")
+        parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+
+    def handle(self, *args, **options):
+        try:
+            report = get_or_compute_report(
+                options["campaign"], split=options["split"], dataset=options["dataset"],
+                system=options["system"], partial=not options["no_partial"],
+            )
+        except ReportError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["json"]:
+            self.stdout.write(json.dumps(report, sort_keys=False))
+            return
+        self.stdout.write(self.render_text(report))
+
+    def render_text(self, report: dict) -> str:
+        out = [f"Campaign {report['campaign']} ({report['kind']}, {report['status']})", ""]
+        out.append(_table(["count", "value"], [[k, v] for k, v in report["counts"].items()]))
+        agreement = report["agreement"]
+        if agreement:
+            rows = []
+            for name in ("factual", "category"):
+                section = agreement.get(name)
+                if section:
+                    rows.append([name, section["fleiss_kappa"], section["krippendorff_alpha"], section["majority_agreement"], section["n_sentences"]])
+            out += ["", "Agreement", _table(["labels", "fleiss_kappa", "kripp_alpha", "majority", "sentences"], rows)]
+            if agreement.get("expert"):
+                out.append(f"crowd vs expert: Cohen's kappa {_fmt(agreement['expert']['cohen_kappa'])} (n={agreement['expert']['n']})")
+        if report["error_distribution"]:
+            codes = [k for k in next(iter(report["error_distribution"].values())) if k not in ("incorrect", "n")]
+            rows = [[s, v["n"], v["incorrect"], *[v[c] for c in codes]] for s, v in report["error_distribution"].items()]
+            out += ["", "Share of summaries with an error", _table(["system", "n", "incorrect", *codes], rows)]
+        if report["correlations"]:
+            partial = "partial " if any(v["partial"] for v in report["correlations"].values()) else ""
+            rows = [[m, v["n"], v["pearson"], v["pearson_p"], v["spearman"], v["spearman_p"]] for m, v in report["correlations"].items()]
+            out += ["", f"Metric vs human factuality ({partial}correlation)", _table(["metric", "n", "pearson", "p", "spearman", "p"], rows)]
+        if report["meta_evaluation"]:
+            rows = [[m, v["n_pairs"], v["consistency"], v["roc_auc"]] for m, v in report["meta_evaluation"].items()]
+            out += ["", "Minimal pairs", _table(["metric", "pairs", "consistency", "roc_auc"], rows)]
+        if report["balanced_accuracy"]:
+            rows = []
+            for metric, entry in report["balanced_accuracy"].items():
+                single = entry["single_threshold"] or {}
+                overall = single.get("all") or {}
+                rows.append([metric, single.get("threshold"), overall.get("balanced_accuracy"), overall.get("ci_low"), overall.get("ci_high")])
+            out += ["", "Balanced accuracy (single threshold, test split)", _table(["metric", "threshold", "bacc", "ci_low", "ci_high"], rows)]
+        sections = [k for k in ("agreement", "correlations", "meta_evaluation", "balanced_accuracy") if report[k] is None]
+        if sections:
+            out += ["", "No data for: " + ", ".join(sections)]
+        return "\n".join(out) + "\n"

@@ -1,0 +1,202 @@
+"""Database -> pandas selectors for the analysis report (the only analysis module that touches Django).
+
+Every selector takes a campaign and returns plain frames that ``metrics_service.stats`` consumes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+from django.db.models import Count, Max, Q
+
+from annotate.frank_typology import CODES, GROUPS, data_file_key
+from annotate.models import (
+    Campaign,
+    Document,
+    Edit,
+    ExpertLabel,
+    MetricScore,
+    MetricSource,
+    ReviewStatus,
+    SentenceJudgement,
+    Summary,
+)
+
+SPLITS = ("all", "valid", "test")
+# Imported metrics are higher-is-better unless named here (case-insensitive): error or distance measures.
+LOWER_IS_BETTER = frozenset({"ter", "wer", "cer", "perplexity", "ppl", "edit_distance"})
+PAIR_STATUSES = (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED)
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which summaries the report covers. ``split="all"`` includes documents without a split."""
+
+    split: str = "all"
+    dataset: str | None = None
+    system: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.split not in SPLITS:
+            raise ValueError(f"unknown split {self.split!r}; expected one of {', '.join(SPLITS)}")
+
+    def summary_q(self, prefix: str = "") -> Q:
+        q = Q()
+        if self.split != "all":
+            q &= Q(**{f"{prefix}document__split": self.split})
+        if self.dataset:
+            q &= Q(**{f"{prefix}document__dataset": self.dataset})
+        if self.system:
+            q &= Q(**{f"{prefix}system": self.system})
+        return q
+
+
+def campaign_counts(campaign: Campaign) -> dict[str, int]:
+    """Counts of the whole campaign; ``summaries`` excludes references, ``edits`` counts edited summaries."""
+    summaries = Summary.objects.filter(document__campaign=campaign)
+    judgements = SentenceJudgement.objects.filter(summary__document__campaign=campaign)
+    return {
+        "documents": Document.objects.filter(campaign=campaign).count(),
+        "summaries": summaries.filter(is_reference=False).count(),
+        "systems": summaries.filter(is_reference=False, edited_from__isnull=True).values("system").distinct().count(),
+        "workers": judgements.values("worker_id").distinct().count(),
+        "judgements": judgements.count(),
+        "edits": summaries.filter(edited_from__isnull=False).count(),
+        "edit_records": Edit.objects.filter(source_summary__document__campaign=campaign).count(),
+        "expert_labels": ExpertLabel.objects.filter(summary__document__campaign=campaign).count(),
+        "metric_scores": MetricScore.objects.filter(summary__document__campaign=campaign).count(),
+    }
+
+
+def state_fingerprint(campaign: Campaign) -> tuple:
+    """Counts, max ids and last-change times of everything a report reads (for cache keys)."""
+    parts: list = [campaign.pk, campaign.updated_at.isoformat() if campaign.updated_at else ""]
+    queries = [
+        (Summary.objects.filter(document__campaign=campaign), None),
+        (SentenceJudgement.objects.filter(summary__document__campaign=campaign), "created_at"),
+        (MetricScore.objects.filter(summary__document__campaign=campaign), "updated_at"),
+        (Edit.objects.filter(source_summary__document__campaign=campaign), "reviewed_at"),
+        (ExpertLabel.objects.filter(summary__document__campaign=campaign), "created_at"),
+    ]
+    for queryset, stamp in queries:
+        aggregates = {"n": Count("id"), "max_id": Max("id")}
+        if stamp:
+            aggregates["last"] = Max(stamp)
+        values = queryset.aggregate(**aggregates)
+        parts.extend(str(values.get(k)) for k in ("n", "max_id", "last"))
+    return tuple(parts)
+
+
+def summaries_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
+    """Non-reference, non-edited summaries: ``summary_id, document_id, system, dataset, split, group, human_scores``."""
+    rows = (
+        Summary.objects.filter(document__campaign=campaign, is_reference=False, edited_from__isnull=True)
+        .filter(filters.summary_q())
+        .values_list("id", "document_id", "system", "document__dataset", "document__split", "human_scores")
+    )
+    frame = pd.DataFrame(list(rows), columns=["summary_id", "document_id", "system", "dataset", "split", "human_scores"])
+    frame["group"] = frame["system"].astype(str) + "|" + frame["dataset"].astype(str)
+    return frame
+
+
+def judgements_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
+    """``summary_id, sentence_index, worker_id, factual, categories, source`` of the filtered summaries."""
+    rows = (
+        SentenceJudgement.objects.filter(summary__document__campaign=campaign)
+        .filter(filters.summary_q("summary__"))
+        .values_list("summary_id", "sentence_index", "worker_id", "factual", "categories", "source")
+    )
+    return pd.DataFrame(list(rows), columns=["summary_id", "sentence_index", "worker_id", "factual", "categories", "source"])
+
+
+def experts_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
+    rows = (
+        ExpertLabel.objects.filter(summary__document__campaign=campaign)
+        .filter(filters.summary_q("summary__"))
+        .values_list("summary_id", "sentence_index", "expert", "factual")
+    )
+    return pd.DataFrame(list(rows), columns=["summary_id", "sentence_index", "expert", "factual"])
+
+
+def imported_human_scores(summaries: pd.DataFrame) -> pd.DataFrame:
+    """FRANK-style imported ``human_scores`` as a frame indexed by summary id with canonical column names.
+
+    Columns: ``Factuality``, category codes (FRANK's ``Other`` becomes ``OtherE``), groups and ``Flip_*``.
+    Summaries without an imported ``Factuality`` are left out.
+    """
+    keys = {"Factuality": "Factuality"}
+    for code in CODES:
+        keys[code] = data_file_key(code)
+        keys[f"Flip_{code}"] = f"Flip_{data_file_key(code)}"
+    for group in GROUPS:
+        keys[group] = group
+        keys[f"Flip_{group}"] = f"Flip_{group}"
+    records = []
+    for summary_id, scores in zip(summaries["summary_id"], summaries["human_scores"], strict=True):
+        if isinstance(scores, dict) and isinstance(scores.get("Factuality"), (int, float)):
+            records.append({"summary_id": summary_id, **{col: scores.get(key) for col, key in keys.items()}})
+    frame = pd.DataFrame(records, columns=["summary_id", *keys])
+    return frame.set_index("summary_id").astype(float)
+
+
+def metric_direction(metric: str, source: str) -> int:
+    """+1 when higher means more faithful. Computed metrics take their scorer's ``direction``."""
+    if source == MetricSource.COMPUTED:
+        from metrics_service.scorers import REGISTRY, scorer_class
+
+        # Output names start with the registry name ("rouge2" -> rouge, "coco_sent" -> coco).
+        for name in sorted(REGISTRY, key=len, reverse=True):
+            if metric.lower().startswith(name):
+                try:
+                    return int(scorer_class(name).direction)
+                except (ImportError, AttributeError):
+                    break
+    return -1 if metric.lower() in LOWER_IS_BETTER else 1
+
+
+def scores_frame(campaign: Campaign) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """Wide metric table of the campaign indexed by summary id (oriented so higher = more faithful) and info.
+
+    A metric stored under several configurations gets one column per configuration, named
+    ``metric[config_key]``. Info: ``{column: {"metric", "config_key", "source", "direction", "n"}}``.
+    """
+    rows = list(
+        MetricScore.objects.filter(summary__document__campaign=campaign).values_list("summary_id", "metric", "config_key", "source", "value")
+    )
+    long = pd.DataFrame(rows, columns=["summary_id", "metric", "config_key", "source", "value"])
+    if long.empty:
+        return pd.DataFrame(), {}
+    configs = long.groupby("metric")["config_key"].nunique()
+    long["column"] = [m if configs[m] == 1 else f"{m}[{c}]" for m, c in zip(long["metric"], long["config_key"], strict=True)]
+    info: dict[str, dict] = {}
+    for column, group in long.groupby("column", sort=True):
+        source = str(group["source"].mode().iloc[0])
+        metric = str(group["metric"].iloc[0])
+        info[str(column)] = {
+            "metric": metric, "config_key": str(group["config_key"].iloc[0]), "source": source,
+            "direction": metric_direction(metric, source), "n": int(len(group)),
+        }
+    long["value"] = long["value"] * long["column"].map(lambda c: info[c]["direction"])
+    wide = long.pivot_table(index="summary_id", columns="column", values="value", aggfunc="last")
+    wide.columns = [str(c) for c in wide.columns]
+    return wide, info
+
+
+def pairs_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
+    """Minimal pairs ``reference_id, edited_id, error_type``.
+
+    A pair counts when its edit was accepted or type-corrected in review, or when it was imported (an
+    edited summary without an ``Edit`` row). The error type is the review's corrected type, else the
+    summary's corrected type, else the requested type.
+    """
+    q = Q(document__campaign=campaign, edited_from__isnull=False)
+    if filters.dataset:
+        q &= Q(document__dataset=filters.dataset)
+    if filters.split != "all":
+        q &= Q(document__split=filters.split)
+    eligible = Q(edit_record__isnull=True) | Q(edit_record__review_status__in=PAIR_STATUSES)
+    rows = Summary.objects.filter(q).filter(eligible).values_list(
+        "edited_from_id", "id", "edit_record__corrected_error_type", "corrected_error_type", "requested_error_type"
+    )
+    records = [(ref, edit, review or corrected or requested or "") for ref, edit, review, corrected, requested in rows]
+    return pd.DataFrame(records, columns=["reference_id", "edited_id", "error_type"])

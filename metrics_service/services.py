@@ -1,0 +1,491 @@
+"""Scoring jobs: submit, process chunk by chunk, report progress, cancel, and re-dispatch stale chunks.
+
+Entry points (used by the admin, the ``score`` command, the REST API and the BUMP workflow):
+
+* :func:`submit_scoring_job` — validate a metric and its configuration, split the summaries into chunks
+  and dispatch one Celery task per chunk (``gpu`` queue for model-based scorers, ``cpu`` otherwise), or
+  run them in-process with ``sync=True``.
+* :func:`process_chunk` — what a task runs: score one chunk and upsert its scores in ONE transaction,
+  so a killed worker leaves no partial rows and a re-delivered chunk never duplicates a score.
+* :func:`job_progress`, :func:`cancel_scoring_job`, :func:`requeue_stale_chunks`, :func:`auto_score_summaries`.
+
+Locking order, everywhere: the job row first, then its chunk rows (no deadlock between a worker storing
+a chunk and an admin cancelling the job).
+"""
+from __future__ import annotations
+
+import json
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from annotate.models import Campaign, MetricScore, MetricSource, Summary
+from metrics_service.scorers import REGISTRY, Scorer, ScorerError, scorer_class
+
+from .models import (
+    OPEN_CHUNK_STATUSES,
+    ChunkStatus,
+    JobStatus,
+    Queue,
+    ScoringChunk,
+    ScoringJob,
+)
+
+MAX_CHUNK_SIZE = 10_000
+
+
+class RetryableChunkError(RuntimeError):
+    """A chunk failed with attempts left; the Celery task retries it with backoff."""
+
+
+def _register_extra_scorers() -> None:
+    """Add scorers named in ``settings.FACTLAB_EXTRA_SCORERS`` (name -> "module:Class") to the registry.
+
+    Used for deployment-specific scorers and by the worker tests (a deliberately slow scorer).
+    """
+    for name, target in getattr(settings, "FACTLAB_EXTRA_SCORERS", {}).items():
+        REGISTRY.setdefault(name, target)
+
+
+_register_extra_scorers()
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def build_scorer(metric: str, config: dict[str, Any] | None = None) -> Scorer:
+    """Return the scorer ``metric`` built with ``config``; ``ValueError`` naming what is wrong otherwise."""
+    if not isinstance(metric, str) or not metric.strip():
+        raise ValueError("metric must be a non-empty scorer name")
+    try:
+        cls = scorer_class(metric)
+    except ImportError as exc:
+        raise ValueError(f"metric {metric!r} cannot be loaded: {exc}") from exc
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        raise ValueError(f"config for metric {metric!r} must be an object of options, not {type(config).__name__}")
+    bad_keys = [k for k in config if not isinstance(k, str) or not k]
+    if bad_keys:
+        raise ValueError(f"config for metric {metric!r} has invalid option names: {bad_keys!r}")
+    try:
+        json.dumps(config)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"config for metric {metric!r} is not JSON-serialisable: {exc}") from exc
+    try:
+        return cls(**config)
+    except (TypeError, ValueError, ScorerError) as exc:
+        raise ValueError(f"invalid configuration for metric {metric!r}: {exc}") from exc
+
+
+_SCORER_CACHE: OrderedDict[tuple[str, str], Scorer] = OrderedDict()
+_SCORER_CACHE_SIZE = 3
+
+
+def _cached_scorer(job: ScoringJob) -> Scorer:
+    """One scorer per (metric, configuration) per worker process: model weights load once, not per chunk."""
+    key = (job.metric, job.config_key)
+    if key in _SCORER_CACHE:
+        _SCORER_CACHE.move_to_end(key)
+        return _SCORER_CACHE[key]
+    scorer = build_scorer(job.metric, job.config)
+    _SCORER_CACHE[key] = scorer
+    while len(_SCORER_CACHE) > _SCORER_CACHE_SIZE:
+        _SCORER_CACHE.popitem(last=False)
+    return scorer
+
+
+def _target_summary_ids(campaign: Campaign | None, summary_ids: Sequence[int] | None) -> list[int]:
+    if campaign is None and summary_ids is None:
+        raise ValueError("give a campaign or a list of summary ids to score")
+    queryset = Summary.objects.all()
+    if campaign is not None:
+        queryset = queryset.filter(document__campaign=campaign)
+    if summary_ids is None:
+        ids = list(queryset.order_by("id").values_list("id", flat=True))
+        if not ids:
+            raise ValueError(f"campaign {campaign.slug!r} has no summaries to score")
+        return ids
+    if isinstance(summary_ids, (str, bytes)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in summary_ids):
+        raise ValueError("summary_ids must be a list of integer summary ids")
+    wanted = sorted(set(summary_ids))
+    if not wanted:
+        raise ValueError("summary_ids is empty: nothing to score")
+    found = set(queryset.filter(pk__in=wanted).values_list("id", flat=True))
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        where = f" in campaign {campaign.slug!r}" if campaign is not None else ""
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        raise ValueError(f"{len(missing)} summary id(s) not found{where}: {shown}")
+    return wanted
+
+
+# --------------------------------------------------------------------------- submission
+
+
+def submit_scoring_job(
+    *,
+    metric: str,
+    config: dict | None = None,
+    campaign: Campaign | None = None,
+    summary_ids: list[int] | None = None,
+    user=None,
+    chunk_size: int = 64,
+    sync: bool = False,
+    progress: Callable[[ScoringJob], None] | None = None,
+) -> ScoringJob:
+    """Create a job scoring the campaign's summaries (or ``summary_ids``) with ``metric`` and dispatch it.
+
+    Every summary of the campaign is scored, references included (BUMP minimal pairs need them); with
+    both ``campaign`` and ``summary_ids``, the ids must belong to the campaign. ``sync=True`` processes
+    the chunks in this process, one after the other, calling ``progress(job)`` after each; otherwise one
+    Celery task per chunk is sent once the surrounding transaction commits. Raises ``ValueError`` for an
+    unknown metric, a bad configuration, a bad chunk size or nothing to score (nothing is stored then).
+    """
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or not 1 <= chunk_size <= MAX_CHUNK_SIZE:
+        raise ValueError(f"chunk_size must be an integer between 1 and {MAX_CHUNK_SIZE}, got {chunk_size!r}")
+    scorer = build_scorer(metric, config)
+    ids = _target_summary_ids(campaign, summary_ids)
+    with transaction.atomic():
+        job = ScoringJob.objects.create(
+            campaign=campaign,
+            metric=metric,
+            config=dict(config or {}),
+            config_key=scorer.config_key(),
+            queue=Queue.GPU if scorer.uses_model else Queue.CPU,
+            total=len(ids),
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+            message=f"0/{len(ids)} summaries scored",
+        )
+        ScoringChunk.objects.bulk_create(
+            ScoringChunk(job=job, index=n, summary_ids=ids[start : start + chunk_size])
+            for n, start in enumerate(range(0, len(ids), chunk_size))
+        )
+    if sync:
+        run_job_in_process(job, progress=progress)
+    else:
+        chunk_ids = list(job.chunks.order_by("index").values_list("id", flat=True))
+        _dispatch_after_commit(job, chunk_ids)
+    job.refresh_from_db()
+    return job
+
+
+def _dispatch_after_commit(job: ScoringJob, chunk_ids: Iterable[int]) -> None:
+    from factlab.celery import app
+
+    from .tasks import score_chunk
+
+    chunk_ids = list(chunk_ids)
+
+    def send() -> None:
+        for chunk_id in chunk_ids:
+            score_chunk.apply_async(args=[chunk_id], queue=job.queue)
+
+    if app.conf.task_always_eager:
+        # Eager mode (no broker, or tests): run now, inside the caller's transaction, which sees the rows.
+        send()
+    else:
+        # A worker must not receive a chunk before its rows are committed.
+        transaction.on_commit(send)
+
+
+def run_job_in_process(job: ScoringJob, progress: Callable[[ScoringJob], None] | None = None) -> ScoringJob:
+    """Process every open chunk of ``job`` here, without a broker (``score --sync``)."""
+    for chunk_id in job.chunks.filter(status__in=OPEN_CHUNK_STATUSES).order_by("index").values_list("id", flat=True):
+        process_chunk(chunk_id, final_attempt=True)
+        if progress is not None:
+            job.refresh_from_db()
+            progress(job)
+    job.refresh_from_db()
+    return job
+
+
+def auto_score_summaries(campaign: Campaign, summary_ids: Sequence[int]) -> list[ScoringJob]:
+    """Score new summaries with the campaign's ``auto_score_metrics`` (names, or {"metric", "config"} objects).
+
+    Returns the submitted jobs (none when the campaign asks for no metric or ``summary_ids`` is empty).
+    """
+    metrics = campaign.auto_score_metrics or []
+    if not metrics or not summary_ids:
+        return []
+    jobs = []
+    for entry in metrics:
+        if isinstance(entry, str):
+            metric, config = entry, {}
+        elif isinstance(entry, dict) and isinstance(entry.get("metric"), str):
+            metric, config = entry["metric"], entry.get("config") or {}
+        else:
+            raise ValueError(f"campaign {campaign.slug!r}: auto_score_metrics entry {entry!r} is neither a metric name nor {{'metric', 'config'}}")
+        jobs.append(submit_scoring_job(metric=metric, config=config, campaign=campaign, summary_ids=list(summary_ids)))
+    return jobs
+
+
+# --------------------------------------------------------------------------- references
+
+
+def resolve_references(summaries: Sequence[Summary]) -> dict[int, Summary | None]:
+    """Map each summary id to its reference: the ``is_reference`` summary of its document.
+
+    An edited summary takes the reference of the document of the summary it was edited from. A
+    reference has no reference (scoring it against itself is meaningless), nor does a summary whose
+    document has none. The lowest-id reference wins if a document has several.
+    """
+    def source_document_id(summary: Summary) -> int:
+        return summary.edited_from.document_id if summary.edited_from_id else summary.document_id
+
+    doc_ids = {source_document_id(s) for s in summaries}
+    by_document: dict[int, Summary] = {}
+    for ref in Summary.objects.filter(document_id__in=doc_ids, is_reference=True, edited_from__isnull=True).order_by("id"):
+        by_document.setdefault(ref.document_id, ref)
+    result: dict[int, Summary | None] = {}
+    for summary in summaries:
+        ref = None if summary.is_reference else by_document.get(source_document_id(summary))
+        result[summary.pk] = ref if ref is not None and ref.pk != summary.pk else None
+    return result
+
+
+# --------------------------------------------------------------------------- chunk processing
+
+
+def _run_scorer(scorer: Scorer, summaries: list[Summary], references: list[str] | None) -> dict[str, list[float]]:
+    outputs = scorer.score([s.document.text for s in summaries], [s.text for s in summaries], references=references)
+    for name, values in outputs.items():
+        if len(values) != len(summaries):
+            raise ValueError(f"scorer {scorer.name!r} returned {len(values)} values of {name!r} for {len(summaries)} summaries")
+    return outputs
+
+
+def compute_chunk_scores(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[list[MetricScore], int]:
+    """Score the summaries of one chunk; return unsaved ``MetricScore`` rows and the number skipped.
+
+    Summaries with a reference are scored with it; the others without, and for a scorer that
+    ``needs_references`` not at all. A summary counts as skipped when it got fewer outputs than the
+    scorer names (its reference-based outputs). Summaries deleted since submission are ignored.
+    """
+    scorer = _cached_scorer(job)
+    summaries = list(Summary.objects.filter(pk__in=summary_ids).select_related("document", "edited_from").order_by("id"))
+    references = resolve_references(summaries)
+    with_ref = [s for s in summaries if references[s.pk] is not None]
+    without_ref = [s for s in summaries if references[s.pk] is None]
+    values: dict[int, dict[str, float]] = {s.pk: {} for s in summaries}
+    groups = [(with_ref, [references[s.pk].text for s in with_ref])]
+    if not scorer.needs_references:
+        groups.append((without_ref, None))
+    for group, refs in groups:
+        if not group:
+            continue
+        for name, column in _run_scorer(scorer, group, refs).items():
+            for summary, value in zip(group, column):
+                if value is not None and not (isinstance(value, float) and math.isnan(value)):
+                    values[summary.pk][name] = float(value)
+    expected = set(scorer.output_names)
+    skipped = sum(1 for s in summaries if not expected <= set(values[s.pk]))
+    rows = [
+        MetricScore(summary_id=sid, metric=name, config_key=job.config_key, value=value, source=MetricSource.COMPUTED, job_id=job.pk)
+        for sid, outputs in values.items()
+        for name, value in outputs.items()
+    ]
+    return rows, skipped
+
+
+def _lock(job_id: int, chunk_id: int) -> tuple[ScoringJob, ScoringChunk]:
+    job = ScoringJob.objects.select_for_update().get(pk=job_id)
+    chunk = ScoringChunk.objects.select_for_update().get(pk=chunk_id)
+    return job, chunk
+
+
+def _max_attempts() -> int:
+    return int(getattr(settings, "FACTLAB_SCORING_MAX_ATTEMPTS", 5))
+
+
+def process_chunk(chunk_id: int, *, final_attempt: bool = True) -> str:
+    """Score chunk ``chunk_id`` and store its scores; return the chunk's outcome.
+
+    Idempotent: a finished chunk is left alone (re-delivered messages), a cancelled job's chunk is
+    skipped, and scores are upserted on (summary, metric output, config_key) in the same transaction
+    that marks the chunk done. On an error the chunk goes back to pending and ``RetryableChunkError``
+    is raised, unless ``final_attempt`` is set or the scorer cannot run at all (``ScorerError``): then
+    the chunk is marked failed with the error.
+    """
+    job_id = ScoringChunk.objects.filter(pk=chunk_id).values_list("job_id", flat=True).first()
+    if job_id is None:
+        return "missing"
+    now = timezone.now()
+    with transaction.atomic():
+        job, chunk = _lock(job_id, chunk_id)
+        if chunk.status not in OPEN_CHUNK_STATUSES:
+            return chunk.status
+        if job.status == JobStatus.CANCELLED:
+            chunk.status, chunk.finished_at = ChunkStatus.CANCELLED, now
+            chunk.save(update_fields=["status", "finished_at"])
+            _refresh_job(job)
+            return chunk.status
+        if chunk.attempts >= _max_attempts():
+            # Each start counts, redeliveries after a killed worker included: a chunk that kills its
+            # worker every time must not loop forever.
+            chunk.status, chunk.finished_at = ChunkStatus.FAILED, now
+            chunk.error = f"gave up after {chunk.attempts} attempts (last error: {chunk.error or 'worker lost'})"
+            chunk.save(update_fields=["status", "finished_at", "error"])
+            _refresh_job(job)
+            return chunk.status
+        chunk.status, chunk.started_at, chunk.finished_at = ChunkStatus.RUNNING, now, None
+        chunk.attempts += 1
+        chunk.save(update_fields=["status", "started_at", "finished_at", "attempts"])
+        if job.status == JobStatus.PENDING:
+            job.status, job.started_at = JobStatus.RUNNING, now
+            job.save(update_fields=["status", "started_at"])
+    attempt = chunk.attempts
+
+    try:
+        rows, skipped = compute_chunk_scores(job, chunk.summary_ids)
+    except Exception as exc:
+        permanent = isinstance(exc, ScorerError)
+        error = f"attempt {attempt}: {type(exc).__name__}: {exc}"
+        with transaction.atomic():
+            job, chunk = _lock(job_id, chunk_id)
+            if chunk.status == ChunkStatus.RUNNING and chunk.attempts == attempt:
+                if final_attempt or permanent:
+                    chunk.status, chunk.finished_at = ChunkStatus.FAILED, timezone.now()
+                else:
+                    chunk.status = ChunkStatus.PENDING
+                chunk.error = error[:5000]
+                chunk.save(update_fields=["status", "finished_at", "error"])
+                _refresh_job(job)
+        if final_attempt or permanent:
+            return ChunkStatus.FAILED
+        raise RetryableChunkError(error) from exc
+
+    with transaction.atomic():
+        job, chunk = _lock(job_id, chunk_id)
+        if chunk.status == ChunkStatus.DONE:
+            return "duplicate"  # another delivery of this chunk stored the same scores first
+        if rows:
+            MetricScore.objects.bulk_create(
+                rows,
+                update_conflicts=True,
+                unique_fields=["summary", "metric", "config_key"],
+                update_fields=["value", "source", "job_id", "updated_at"],
+            )
+        chunk.status, chunk.finished_at, chunk.error = ChunkStatus.DONE, timezone.now(), ""
+        chunk.skipped, chunk.stored = skipped, len(rows)
+        chunk.save(update_fields=["status", "finished_at", "error", "skipped", "stored"])
+        _refresh_job(job)
+    return ChunkStatus.DONE
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def _refresh_job(job: ScoringJob) -> None:
+    """Derive the job's counts, status and message from its chunks (call with the job row locked)."""
+    chunks = list(job.chunks.values_list("status", "summary_ids", "skipped", "error"))
+    done = sum(len(ids) for status, ids, _, _ in chunks if status == ChunkStatus.DONE)
+    failed = sum(len(ids) for status, ids, _, _ in chunks if status == ChunkStatus.FAILED)
+    skipped = sum(n for status, _, n, _ in chunks if status == ChunkStatus.DONE)
+    open_chunks = sum(1 for status, *_ in chunks if status in OPEN_CHUNK_STATUSES)
+    errors = [error for status, _, _, error in chunks if status == ChunkStatus.FAILED and error]
+    job.done, job.failed, job.skipped = done, failed, skipped
+    if not open_chunks and job.status in (JobStatus.PENDING, JobStatus.RUNNING):
+        job.status = JobStatus.FAILED if failed else JobStatus.DONE
+    if not open_chunks and job.finished_at is None:
+        job.finished_at = timezone.now()
+    parts = [f"{done}/{job.total} summaries scored"]
+    if skipped:
+        parts.append(
+            f"{skipped} without a reference (reference-based {job.metric} outputs not computed for them)"
+        )
+    if failed:
+        failed_chunks = sum(1 for status, *_ in chunks if status == ChunkStatus.FAILED)
+        parts.append(f"{failed} in {failed_chunks} failed chunk(s)")
+    if job.status == JobStatus.CANCELLED:
+        parts.append("cancelled")
+    job.message = "; ".join(parts)
+    job.error = errors[0][:5000] if errors else ""
+    job.save(update_fields=["done", "failed", "skipped", "status", "finished_at", "message", "error"])
+
+
+def refresh_job(job: ScoringJob) -> ScoringJob:
+    """Recompute ``job``'s progress from its chunks and return it reloaded."""
+    with transaction.atomic():
+        locked = ScoringJob.objects.select_for_update().get(pk=job.pk)
+        _refresh_job(locked)
+    job.refresh_from_db()
+    return job
+
+
+def job_progress(job: ScoringJob) -> dict[str, Any]:
+    """The job's progress as plain data: id, metric, status, done, total, failed, skipped, percent, message."""
+    return {
+        "id": job.pk,
+        "metric": job.metric,
+        "config_key": job.config_key,
+        "status": job.status,
+        "done": job.done,
+        "total": job.total,
+        "failed": job.failed,
+        "skipped": job.skipped,
+        "percent": round(100.0 * job.done / job.total, 1) if job.total else 100.0,
+        "message": job.message,
+        "error": job.error,
+    }
+
+
+def campaign_scoring_jobs(campaign: Campaign, limit: int = 20) -> list[dict[str, Any]]:
+    """Progress of the campaign's most recent scoring jobs (for the campaign page)."""
+    return [job_progress(job) for job in ScoringJob.objects.filter(campaign=campaign).order_by("-created_at", "-id")[:limit]]
+
+
+# --------------------------------------------------------------------------- cancel and requeue
+
+
+def cancel_scoring_job(job: ScoringJob) -> ScoringJob:
+    """Cancel ``job``: its pending chunks are skipped, a chunk already running may still finish.
+
+    Cancelling a cancelled job does nothing; a job that finished (done or failed) cannot be cancelled
+    (``ValueError``).
+    """
+    with transaction.atomic():
+        locked = ScoringJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status in (JobStatus.DONE, JobStatus.FAILED):
+            raise ValueError(f"scoring job {locked.pk} already finished ({locked.status}); nothing to cancel")
+        if locked.status != JobStatus.CANCELLED:
+            locked.chunks.filter(status=ChunkStatus.PENDING).update(status=ChunkStatus.CANCELLED, finished_at=timezone.now())
+            locked.status = JobStatus.CANCELLED
+            locked.save(update_fields=["status"])
+            _refresh_job(locked)
+    job.refresh_from_db()
+    return job
+
+
+def _stale_after() -> timedelta:
+    return timedelta(seconds=int(getattr(settings, "FACTLAB_SCORING_STALE_SECONDS", 3 * 3600)))
+
+
+def requeue_stale_chunks(older_than: timedelta | None = None) -> list[int]:
+    """Send again the chunks "running" for longer than ``older_than`` (default: the stale setting).
+
+    A backstop for lost workers whose message the broker did not re-deliver. A chunk that still
+    completes twice stores its scores once (upsert; the second run sees the chunk done). Returns the
+    ids of the chunks sent.
+    """
+    cutoff = timezone.now() - (older_than if older_than is not None else _stale_after())
+    requeued: list[tuple[ScoringJob, int]] = []
+    stale = ScoringChunk.objects.filter(status=ChunkStatus.RUNNING, started_at__lt=cutoff).values_list("job_id", "id")
+    for job_id, chunk_id in stale:
+        with transaction.atomic():
+            job, chunk = _lock(job_id, chunk_id)
+            if chunk.status != ChunkStatus.RUNNING or chunk.started_at >= cutoff:
+                continue
+            chunk.status = ChunkStatus.PENDING
+            chunk.error = f"re-queued: running since {chunk.started_at.isoformat()}"
+            chunk.save(update_fields=["status", "error"])
+            requeued.append((job, chunk_id))
+    for job, chunk_id in requeued:
+        _dispatch_after_commit(job, [chunk_id])
+    return [chunk_id for _, chunk_id in requeued]

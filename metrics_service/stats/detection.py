@@ -1,0 +1,110 @@
+"""Binary inconsistency detection (AggreFact, Tang et al. 2023): balanced accuracy with a tuned threshold.
+
+A summary is labelled consistent when its human factuality is 1 (no sentence judged non-factual). A metric
+predicts "consistent" when its score is at least the threshold. The threshold maximises balanced accuracy
+(scikit-learn's definition: mean of the recall of both classes) on the *validation* split and is then
+applied to the *test* split:
+
+* ``per_dataset``: one threshold per dataset (tuned on that dataset's validation summaries), reported on
+  its test summaries and per system category (AggreFact's SOTA / XFORMER / OLD);
+* ``single_threshold``: one threshold tuned on all validation summaries, reported per dataset and overall.
+
+95% confidence intervals are percentile bootstraps of the test summaries (threshold held fixed).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import balanced_accuracy_score, roc_curve
+
+from ._util import clean_float
+
+# AggreFact's system categories; names are matched case-insensitively.
+SYSTEM_CATEGORIES: dict[str, str] = {
+    **{name: "SOTA" for name in ("bart", "pegasus", "t5", "bart-large", "bart_large")},
+    **{name: "XFORMER" for name in ("bert_sum", "bertsum", "bus", "berts2s", "trans2s", "transformer")},
+    **{name: "OLD" for name in ("pgn", "s2s", "ptgen", "tconvs2s", "pointer-generator", "seq2seq", "bottomup", "bottom_up")},
+}
+
+
+def system_category(system: str, table: Mapping[str, str] = SYSTEM_CATEGORIES) -> str:
+    return table.get(system.lower(), "other")
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """The threshold maximising balanced accuracy of ``score >= threshold`` vs ``labels``; ``None`` if one class."""
+    y = np.asarray(labels, dtype=bool)
+    x = np.asarray(scores, dtype=float)
+    if y.all() or not y.any():
+        return None
+    fpr, tpr, thresholds = roc_curve(y, x)
+    balanced = (tpr + 1 - fpr) / 2
+    best = thresholds[int(np.argmax(balanced))]
+    return float(best) if np.isfinite(best) else float(x.max()) + 1.0
+
+
+def _bootstrap_ci(y: np.ndarray, pred: np.ndarray, n_resamples: int, seed: int) -> tuple[float | None, float | None]:
+    rng = np.random.default_rng(seed)
+    values = []
+    for _ in range(n_resamples):
+        idx = rng.integers(0, len(y), len(y))
+        yy, pp = y[idx], pred[idx]
+        if yy.all() or not yy.any():
+            continue
+        values.append(((pp & yy).sum() / yy.sum() + (~pp & ~yy).sum() / (~yy).sum()) / 2)
+    if len(values) < 10:
+        return None, None
+    low, high = np.percentile(values, [2.5, 97.5])
+    return clean_float(low), clean_float(high)
+
+
+def evaluate_threshold(scores: np.ndarray, labels: np.ndarray, threshold: float, *, n_resamples: int = 1000, seed: int = 0) -> dict:
+    """Balanced accuracy of a fixed threshold with a bootstrap 95% CI; ``{"balanced_accuracy", "ci_low", "ci_high", "n"}``."""
+    y = np.asarray(labels, dtype=bool)
+    pred = np.asarray(scores, dtype=float) >= threshold
+    if len(y) == 0 or y.all() or not y.any():
+        return {"balanced_accuracy": None, "ci_low": None, "ci_high": None, "n": int(len(y))}
+    low, high = _bootstrap_ci(y, pred, n_resamples, seed)
+    return {"balanced_accuracy": clean_float(balanced_accuracy_score(y, pred)), "ci_low": low, "ci_high": high, "n": int(len(y))}
+
+
+def balanced_accuracy_report(
+    frame: pd.DataFrame, metrics: Sequence[str], *, n_resamples: int = 1000
+) -> dict | None:
+    """AggreFact-style balanced accuracy per metric.
+
+    ``frame``: one row per summary with ``label`` (bool, consistent), ``split``, ``dataset``, ``system`` and
+    one column per metric (higher = more faithful). Returns ``None`` without both a validation and a test
+    summary, else ``{M: {"per_dataset": {DS: {"threshold", "balanced_accuracy", "ci_low", "ci_high", "n",
+    "by_system_category": {CAT: {...}}}}, "single_threshold": {"threshold", "all": {...}, DS: {...}}}}``.
+    """
+    if frame.empty or not (frame["split"] == "valid").any() or not (frame["split"] == "test").any():
+        return None
+    frame = frame.assign(category=frame["system"].map(system_category))
+    out: dict[str, dict] = {}
+    for metric in metrics:
+        rows = frame[frame[metric].notna()]
+        valid, test = rows[rows["split"] == "valid"], rows[rows["split"] == "test"]
+        per_dataset = {}
+        for dataset, test_ds in test.groupby("dataset", sort=True):
+            valid_ds = valid[valid["dataset"] == dataset]
+            threshold = best_threshold(valid_ds[metric], valid_ds["label"])
+            if threshold is None:
+                per_dataset[str(dataset)] = None
+                continue
+            entry = {"threshold": threshold, **evaluate_threshold(test_ds[metric].to_numpy(), test_ds["label"].to_numpy(), threshold, n_resamples=n_resamples)}
+            entry["by_system_category"] = {
+                str(cat): evaluate_threshold(sub[metric].to_numpy(), sub["label"].to_numpy(), threshold, n_resamples=n_resamples)
+                for cat, sub in test_ds.groupby("category", sort=True)
+            }
+            per_dataset[str(dataset)] = entry
+        threshold = best_threshold(valid[metric], valid["label"])
+        single = None
+        if threshold is not None:
+            single = {"threshold": threshold, "all": evaluate_threshold(test[metric].to_numpy(), test["label"].to_numpy(), threshold, n_resamples=n_resamples)}
+            for dataset, test_ds in test.groupby("dataset", sort=True):
+                single[str(dataset)] = evaluate_threshold(test_ds[metric].to_numpy(), test_ds["label"].to_numpy(), threshold, n_resamples=n_resamples)
+        out[metric] = {"per_dataset": per_dataset, "single_threshold": single}
+    return out

@@ -1,0 +1,152 @@
+"""Meta-evaluation on minimal pairs (BUMP section 5): a reference and its one-error edit.
+
+* consistency = share of pairs where the metric scores the reference *strictly* higher than its edit;
+* ROC AUC (scikit-learn) with the pairs' references as positives and their edits as negatives (each
+  reference counted once per row even when it has several edits);
+* rows: all pairs, each error type (the reviewer's corrected type when present, else the requested one),
+  and the intrinsic / extrinsic groups;
+* significance between the best and the second-best metric of a row (pairs scored by both):
+  consistency by a paired sign-flip permutation test of the per-pair differences of the 0/1 "reference
+  scored higher" indicators (two-sided, Monte-Carlo with a fixed seed); ROC AUC by a paired bootstrap of
+  the pairs (two-sided: twice the smaller share of resamples on either side of zero difference).
+
+Scores must already point the same way (higher = more faithful; the caller flips lower-is-better metrics).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
+
+from annotate.bump_taxonomy import BY_CODE
+
+from ._util import clean_float
+
+
+def error_kind(code: str) -> str | None:
+    """``"intrinsic"``, ``"extrinsic"`` or ``None`` for a BUMP error type code."""
+    error_type = BY_CODE.get(code)
+    if error_type is None or error_type.intrinsic is None:
+        return None
+    return "intrinsic" if error_type.intrinsic else "extrinsic"
+
+
+def _values(pairs: pd.DataFrame, scores: pd.DataFrame, metric: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    column = scores[metric] if metric in scores else pd.Series(dtype=float)
+    ref = pairs["reference_id"].map(column).to_numpy(dtype=float)
+    edit = pairs["edited_id"].map(column).to_numpy(dtype=float)
+    keep = np.isfinite(ref) & np.isfinite(edit)
+    return ref, edit, keep
+
+
+def _auc(ref: np.ndarray, edit: np.ndarray, ref_ids: np.ndarray) -> float | None:
+    _, first = np.unique(ref_ids, return_index=True)
+    positives = ref[np.sort(first)]
+    y_true = np.r_[np.ones(len(positives)), np.zeros(len(edit))]
+    return clean_float(roc_auc_score(y_true, np.r_[positives, edit]))
+
+
+def row_statistics(pairs: pd.DataFrame, scores: pd.DataFrame, metric: str) -> dict:
+    """``{"consistency", "roc_auc", "n_pairs", "n_missing"}`` of one metric on the given pairs."""
+    ref, edit, keep = _values(pairs, scores, metric)
+    n = int(keep.sum())
+    if n == 0:
+        return {"consistency": None, "roc_auc": None, "n_pairs": 0, "n_missing": int(len(pairs))}
+    return {
+        "consistency": clean_float((ref[keep] > edit[keep]).mean()),
+        "roc_auc": _auc(ref[keep], edit[keep], pairs["reference_id"].to_numpy()[keep]),
+        "n_pairs": n,
+        "n_missing": int(len(pairs) - n),
+    }
+
+
+def paired_permutation_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 10000, seed: int = 0) -> float:
+    """Two-sided paired sign-flip permutation p-value of ``mean(a - b) == 0`` (add-one smoothed)."""
+    diff = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    observed = abs(diff.mean())
+    if not diff.any():
+        return 1.0
+    rng = np.random.default_rng(seed)
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n_resamples, len(diff)))
+    extreme = np.abs((signs * diff).mean(axis=1)) >= observed - 1e-12
+    return float((extreme.sum() + 1) / (n_resamples + 1))
+
+
+def _fast_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
+    ranks = rankdata(np.r_[positives, negatives])
+    n1, n0 = len(positives), len(negatives)
+    return (ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
+
+
+def paired_bootstrap_auc(
+    ref_a: np.ndarray, edit_a: np.ndarray, ref_b: np.ndarray, edit_b: np.ndarray, *, n_resamples: int = 1000, seed: int = 0
+) -> float:
+    """Two-sided paired bootstrap p-value of ``AUC(a) == AUC(b)``, resampling pairs."""
+    rng = np.random.default_rng(seed)
+    n = len(ref_a)
+    diffs = np.empty(n_resamples)
+    for i in range(n_resamples):
+        idx = rng.integers(0, n, n)
+        diffs[i] = _fast_auc(ref_a[idx], edit_a[idx]) - _fast_auc(ref_b[idx], edit_b[idx])
+    share = min((diffs <= 0).mean(), (diffs >= 0).mean())
+    return float(min(1.0, 2 * share))
+
+
+def _significance(pairs: pd.DataFrame, scores: pd.DataFrame, ranking: dict[str, float | None], stat: str, n_resamples: int) -> dict | None:
+    ranked = sorted(((v, m) for m, v in ranking.items() if v is not None), reverse=True)
+    if len(ranked) < 2:
+        return None
+    (_, best), (_, second) = ranked[0], ranked[1]
+    ref_a, edit_a, keep_a = _values(pairs, scores, best)
+    ref_b, edit_b, keep_b = _values(pairs, scores, second)
+    keep = keep_a & keep_b
+    if keep.sum() < 2:
+        return None
+    if stat == "consistency":
+        p = paired_permutation_test((ref_a[keep] > edit_a[keep]).astype(float), (ref_b[keep] > edit_b[keep]).astype(float), n_resamples=n_resamples)
+        method = f"paired sign-flip permutation test, {n_resamples} resamples"
+    else:
+        p = paired_bootstrap_auc(ref_a[keep], edit_a[keep], ref_b[keep], edit_b[keep], n_resamples=max(200, n_resamples // 10))
+        method = f"paired bootstrap of pairs, {max(200, n_resamples // 10)} resamples"
+    return {"best": best, "second": second, "p_value": clean_float(p), "n_pairs": int(keep.sum()), "method": method}
+
+
+def pair_statistics(
+    pairs: pd.DataFrame, scores: pd.DataFrame, metrics: Sequence[str], *, n_resamples: int = 5000
+) -> dict | None:
+    """Consistency and ROC AUC of each metric on minimal pairs, overall and per error type and kind.
+
+    ``pairs``: ``reference_id, edited_id, error_type`` (BUMP codes, may be empty); ``scores``: wide table
+    indexed by summary id, one column per metric. Returns ``None`` without pairs, else
+    ``{"metrics": {M: {"consistency", "roc_auc", "n_pairs", "n_missing", "by_error_type": {T: {...}},
+    "by_kind": {"intrinsic"|"extrinsic": {...}}}}, "significance": {ROW: {"consistency": {...},
+    "roc_auc": {...}}}}`` where ROW is ``"all"``, a type or a kind.
+    """
+    if pairs.empty or not metrics:
+        return None
+    pairs = pairs.reset_index(drop=True)
+    kinds = pairs["error_type"].map(error_kind)
+    rows: dict[str, pd.DataFrame] = {"all": pairs}
+    types = sorted(t for t in pairs["error_type"].unique() if t)
+    for error_type in types:
+        rows[error_type] = pairs[pairs["error_type"] == error_type]
+    for kind in ("intrinsic", "extrinsic"):
+        if (kinds == kind).any():
+            rows[kind] = pairs[kinds == kind]
+    per_row = {row: {m: row_statistics(subset, scores, m) for m in metrics} for row, subset in rows.items()}
+    result_metrics = {}
+    for metric in metrics:
+        entry = dict(per_row["all"][metric])
+        entry["by_error_type"] = {t: per_row[t][metric] for t in types}
+        entry["by_kind"] = {k: per_row[k][metric] for k in ("intrinsic", "extrinsic") if k in per_row}
+        result_metrics[metric] = entry
+    significance = {}
+    for row, stats_by_metric in per_row.items():
+        significance[row] = {
+            stat: _significance(rows[row], scores, {m: s[stat] for m, s in stats_by_metric.items()}, stat, n_resamples)
+            for stat in ("consistency", "roc_auc")
+        }
+    return {"metrics": result_metrics, "significance": significance}

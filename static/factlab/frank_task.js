@@ -1,0 +1,242 @@
+// FRANK annotation page: read the article, reading check, then every summary sentence in turn.
+// Answers live in the page and in localStorage (keyed by assignment) until the final submit.
+"use strict";
+
+(function () {
+  const data = JSON.parse(document.getElementById("task-data").textContent);
+  const $ = function (id) { return document.getElementById(id); };
+  const storeKey = "factlab-frank-" + data.assignment;
+  const flat = [];
+  data.summaries.forEach(function (summary, s) {
+    summary.sentences.forEach(function (_, i) { flat.push({s: s, i: i}); });
+  });
+
+  function freshState() {
+    return {
+      step: "read",
+      cursor: 0,
+      answers: flat.map(function () { return null; }),
+      seconds: flat.map(function () { return 0; }),
+      key: data.submission_key,
+    };
+  }
+
+  function load() {
+    if (data.preview) return freshState();
+    try {
+      const saved = JSON.parse(localStorage.getItem(storeKey) || "null");
+      if (saved && Array.isArray(saved.answers) && saved.answers.length === flat.length) return saved;
+    } catch (e) { /* a damaged entry: start again */ }
+    return freshState();
+  }
+
+  const state = load();
+  if (data.entity_done && (state.step === "read" || state.step === "entity") && data.entity_options.length) state.step = "annotate";
+  if (!data.entity_done && state.step !== "read" && state.step !== "entity") state.step = "entity";
+
+  function save() {
+    if (data.preview) return;
+    try { localStorage.setItem(storeKey, JSON.stringify(state)); } catch (e) { /* storage full or disabled: the page still holds the answers */ }
+  }
+
+  // ---- timing: seconds spent on each sentence while it is shown
+  let shownAt = null;
+  function startClock() { shownAt = performance.now(); }
+  function stopClock() {
+    if (shownAt !== null && state.step === "annotate") {
+      state.seconds[state.cursor] += (performance.now() - shownAt) / 1000;
+      save();
+    }
+    shownAt = null;
+  }
+  document.addEventListener("visibilitychange", function () {
+    if (document.hidden) stopClock(); else if (state.step === "annotate") startClock();
+  });
+  window.addEventListener("pagehide", stopClock);
+
+  function showError(message) {
+    const box = $("error-box");
+    box.textContent = message;
+    box.hidden = !message;
+    if (message) box.scrollIntoView({block: "nearest"});
+  }
+
+  function answeredCount() { return state.answers.filter(function (a) { return a !== null; }).length; }
+
+  function renderProgress() {
+    const done = answeredCount();
+    $("progress-bar").style.width = Math.round(100 * done / flat.length) + "%";
+    const stepText = {read: "Step 1 of 3: read the article", entity: "Step 2 of 3: reading check"}[state.step];
+    $("progress-text").textContent = stepText || (done + " of " + flat.length + " sentences answered");
+  }
+
+  function articleHtml(container, relevant) {
+    container.textContent = "";
+    data.article.forEach(function (text, k) {
+      const span = document.createElement("span");
+      span.className = "article-sentence" + (relevant && relevant.indexOf(k) >= 0 ? " relevant" : "");
+      span.textContent = text;
+      container.appendChild(span);
+      container.appendChild(document.createTextNode(" "));
+    });
+  }
+
+  function show(step) {
+    state.step = step;
+    save();
+    ["read", "entity", "annotate", "submit"].forEach(function (name) { $("step-" + name).hidden = name !== step; });
+    renderProgress();
+    if (step === "read") articleHtml($("read-article"), null);
+    if (step === "annotate") { renderSentence(); startClock(); }
+    window.scrollTo(0, 0);
+  }
+
+  // ---- step 2: the reading check (the article is not on screen)
+  data.entity_options.forEach(function (option, k) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "radio"; input.name = "entity"; input.value = String(k);
+    input.addEventListener("change", function () { $("entity-submit").disabled = false; });
+    label.appendChild(input);
+    label.appendChild(document.createTextNode(" " + option));
+    $("entity-options").appendChild(label);
+  });
+
+  $("done-reading").addEventListener("click", function () {
+    show(data.entity_options.length && !data.entity_done && !data.preview ? "entity" : "annotate");
+  });
+
+  $("entity-submit").addEventListener("click", async function () {
+    const choice = document.querySelector("input[name=entity]:checked");
+    if (!choice) return;
+    this.disabled = true;
+    const result = await factlab.postJSON(data.urls.entity, {choice: Number(choice.value)});
+    this.disabled = false;
+    if (!result.ok) { showError(result.data.detail || "Your answer could not be checked."); return; }
+    if (result.data.blocked) {
+      localStorage.removeItem(storeKey);
+      document.querySelectorAll("section[id^=step-]").forEach(function (s) { s.hidden = true; });
+      showError(result.data.detail);
+      const link = document.createElement("a");
+      link.href = result.data.next; link.textContent = " Continue"; link.id = "blocked-continue";
+      $("error-box").appendChild(link);
+      return;
+    }
+    showError("");
+    data.entity_done = true;
+    show("annotate");
+  });
+
+  // ---- step 3: sentence by sentence
+  data.categories.forEach(function (category) {
+    const label = document.createElement("label");
+    const input = document.createElement("input");
+    input.type = "checkbox"; input.value = category.code; input.name = "category";
+    label.appendChild(input);
+    label.appendChild(document.createTextNode(" " + category.label));
+    $("categories").appendChild(label);
+  });
+
+  function currentAnswerFromForm() {
+    const yes = $("answer-yes").checked, no = $("answer-no").checked;
+    if (!yes && !no) return null;
+    const categories = no ? Array.from(document.querySelectorAll("#categories input:checked")).map(function (c) { return c.value; }) : [];
+    return {factual: yes, categories: categories};
+  }
+
+  function renderSentence() {
+    const pos = flat[state.cursor];
+    const summary = data.summaries[pos.s];
+    const sentence = summary.sentences[pos.i];
+    $("summary-title").textContent = "Summary " + (pos.s + 1) + " of " + data.summaries.length + " · sentence " + (pos.i + 1) + " of " + summary.sentences.length;
+    const text = $("summary-text");
+    text.textContent = "";
+    summary.sentences.forEach(function (s, i) {
+      const span = document.createElement("span");
+      span.className = "summary-sentence" + (i === pos.i ? " current" : "");
+      span.dataset.index = String(i);
+      span.textContent = s.text;
+      text.appendChild(span);
+      text.appendChild(document.createTextNode(" "));
+    });
+    articleHtml($("annotate-article"), sentence.relevant);
+    const answer = state.answers[state.cursor];
+    $("answer-yes").checked = !!(answer && answer.factual);
+    $("answer-no").checked = !!(answer && !answer.factual);
+    document.querySelectorAll("#categories input").forEach(function (c) {
+      c.checked = !!(answer && answer.categories.indexOf(c.value) >= 0);
+    });
+    $("question").classList.toggle("says-no", !!(answer && !answer.factual));
+    $("answer-hint").textContent = "";
+    $("prev-sentence").disabled = state.cursor === 0;
+    $("next-sentence").textContent = state.cursor === flat.length - 1 ? "Finish" : "Next sentence";
+    const first = document.querySelector("#annotate-article .relevant");
+    if (first) first.scrollIntoView({block: "nearest"});
+  }
+
+  $("question").addEventListener("change", function () {
+    const answer = currentAnswerFromForm();
+    state.answers[state.cursor] = answer && (answer.factual || answer.categories.length) ? answer : (answer ? {factual: false, categories: []} : null);
+    $("question").classList.toggle("says-no", !!(answer && !answer.factual));
+    save();
+    renderProgress();
+  });
+
+  function validCurrent() {
+    const answer = state.answers[state.cursor];
+    if (!answer) { $("answer-hint").textContent = "Answer Yes or No first."; return false; }
+    if (!answer.factual && answer.categories.length === 0) { $("answer-hint").textContent = "Select at least one kind of error."; return false; }
+    return true;
+  }
+
+  function move(delta) {
+    stopClock();
+    state.cursor = Math.max(0, Math.min(flat.length - 1, state.cursor + delta));
+    save();
+    renderSentence();
+    renderProgress();
+    startClock();
+  }
+
+  $("prev-sentence").addEventListener("click", function () { move(-1); });
+  $("next-sentence").addEventListener("click", function () {
+    if (!validCurrent()) return;
+    if (state.cursor === flat.length - 1) { stopClock(); show("submit"); return; }
+    move(1);
+  });
+  $("back-to-sentences").addEventListener("click", function () { show("annotate"); });
+
+  $("submit-answers").addEventListener("click", async function () {
+    if (data.preview) { showError("This is a preview: accept the HIT to submit answers."); return; }
+    const missing = state.answers.findIndex(function (a) { return !a || (!a.factual && a.categories.length === 0); });
+    if (missing >= 0) {
+      state.cursor = missing;
+      show("annotate");
+      showError("Sentence " + (flat[missing].i + 1) + " of summary " + (flat[missing].s + 1) + " is not answered yet.");
+      return;
+    }
+    const payload = {
+      submission_key: state.key,
+      summaries: data.summaries.map(function (summary, s) {
+        return {answers: summary.sentences.map(function (_, i) {
+          const k = flat.findIndex(function (p) { return p.s === s && p.i === i; });
+          const a = state.answers[k];
+          return {factual: a.factual, categories: a.categories, seconds: Math.round(state.seconds[k] * 100) / 100};
+        })};
+      }),
+    };
+    this.disabled = true;
+    this.textContent = "Submitting…";
+    const result = await factlab.postJSON(data.urls.submit, payload);
+    this.disabled = false;
+    this.textContent = "Submit answers";
+    if (!result.ok) {
+      showError("Your answers were not submitted: " + (result.data.detail || "unknown error") + (result.status === 0 ? "" : " Your answers are still in this page."));
+      return;
+    }
+    localStorage.removeItem(storeKey);
+    window.location.href = result.data.next;
+  });
+
+  show(state.step);
+})();

@@ -1,0 +1,72 @@
+"""Small helpers to create campaigns, documents and workers in tests (shared by the FRANK and BUMP tests)."""
+from __future__ import annotations
+
+from itertools import count
+
+from django.contrib.auth import get_user_model
+
+from annotate.frank_typology import TRAP_LABELS
+from annotate.models import Campaign, CampaignKind, CampaignStatus, Document, Item, Participation, QualificationStatus, Summary, Trap, Worker
+
+_seq = count(1)
+
+ARTICLE = [
+    "The city council of Greenvale approved a new budget on Monday.",
+    "Mayor Helen Carter said the budget includes money for three new schools.",
+    "The vote was seven to two, with councillors Smith and Jones voting against.",
+    "Construction of the first school will begin in April near the river.",
+    "Carter said she expects the schools to open in 2026.",
+]
+
+
+def make_campaign(*, kind: str = CampaignKind.FRANK, status: str = CampaignStatus.RUNNING, **settings) -> Campaign:
+    n = next(_seq)
+    defaults = {"tutorial_required": False, "qualification_required": False, "trap_rate": 0.0, "redundancy": 3}
+    defaults.update(settings)
+    return Campaign.objects.create(slug=f"test-campaign-{n}", name=f"Test campaign {n}", kind=kind, status=status, **defaults)
+
+
+def make_document(
+    campaign: Campaign,
+    *,
+    summaries: list[list[str]] | None = None,
+    traps: dict[str, str] | None = None,
+    entities: list[str] | None = None,
+    negative_entity: str = "Barcelona",
+    article: list[str] | None = None,
+    item: bool = True,
+) -> Document:
+    """A document with system summaries (lists of sentences), optional traps {code: text}, and its item."""
+    n = next(_seq)
+    article = article or ARTICLE
+    document = Document.objects.create(
+        campaign=campaign, external_id=f"doc-{n}", text=" ".join(article), sentences=article,
+        entities=entities if entities is not None else ["Greenvale", "Helen Carter", "Smith", "Jones"],
+        negative_entity=negative_entity,
+    )
+    summaries = summaries if summaries is not None else [
+        ["Greenvale's council approved a budget.", "It funds three new schools."],
+        ["Helen Carter opposed the budget."],
+    ]
+    for k, sentences in enumerate(summaries):
+        Summary.objects.create(document=document, system=f"system-{k}", text=" ".join(sentences), sentences=sentences)
+    for code, text in (traps or {}).items():
+        factual, category = TRAP_LABELS[code]
+        Trap.objects.create(document=document, code=code, text=text, expected_factual=factual, expected_category=category or "")
+    if item:
+        Item.objects.create(campaign=campaign, document=document, position=n)
+    return document
+
+
+def make_worker(username: str | None = None, *, provider: str = "", external_id: str = "", password: str = "pw-factlab-1", staff: bool = False) -> Worker:
+    user = get_user_model().objects.create_user(username=username or f"worker-{next(_seq)}", password=password, is_staff=staff)
+    return Worker.objects.create(user=user, provider=provider, external_id=external_id)
+
+
+def qualify(worker: Worker, campaign: Campaign) -> Participation:
+    """Mark the worker as having done the tutorial and passed the qualification."""
+    participation, _ = Participation.objects.get_or_create(worker=worker, campaign=campaign)
+    participation.tutorial_done = True
+    participation.qualification_status = QualificationStatus.PASSED
+    participation.save()
+    return participation

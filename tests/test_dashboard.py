@@ -1,0 +1,41 @@
+"""The campaign dashboard: SVG figures for staff and granted researchers, refused to everyone else."""
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.urls import reverse
+
+from annotate.roles import make_researcher
+from tests.test_report_support import frank_campaign
+
+pytestmark = pytest.mark.django_db
+
+
+def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
+    cache.clear()
+    campaign = frank_campaign(frank_dir, "frank-dash")
+    url = reverse("metrics_service:dashboard", args=[campaign.slug])
+    assert url == "/campaigns/frank-dash/dashboard/"
+
+    anonymous = client.get(url)
+    assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
+
+    users = get_user_model().objects
+    client.force_login(users.create_user("annotator"))
+    assert client.get(url).status_code == 403
+
+    researcher = users.create_user("researcher")
+    make_researcher(researcher)
+    client.force_login(researcher)
+    assert client.get(url).status_code == 403  # not granted this campaign
+    campaign.researchers.add(researcher)
+    response = client.get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.count("<svg") >= 3  # error bars, scatter, ablation
+    assert "rouge1" in html and "2246 summaries" in html
+
+    client.force_login(users.create_user("staff", is_staff=True))
+    response = client.get(url, {"split": "test", "dataset": "xsum", "metric": "bleu", "partial": "0"})
+    assert response.status_code == 200 and "<svg" in response.content.decode()
+    assert response.context["metric"] == "bleu" and response.context["report"]["options"]["partial"] is False
+    assert client.get(url, {"split": "train"}).status_code == 400

@@ -1,0 +1,274 @@
+"""FRANK on the shared workflow: layout, entity check, submission, traps, blocking, bonuses, expiry, too-fast."""
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    BonusEntry,
+    Participation,
+    SentenceJudgement,
+    Trap,
+    TrapAnswer,
+)
+from annotate.protocols.frank import build_layout, check_entity_answer, task_page_data, trap_answer_correct
+from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.bonuses import ledger_csv
+from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
+from tests.factories import make_campaign, make_document, make_worker, qualify
+
+pytestmark = pytest.mark.django_db
+
+TRAPS = {"F0": "The city council of Greenvale approved a new budget on Monday.", "F1": "The city council did not approve a new budget."}
+
+
+def answers_for(assignment: Assignment, *, trap_right: bool = True, seconds: float = 5.0, factual: bool = True) -> dict:
+    """A complete payload built from the server-side layout (what an annotator's page would send)."""
+    rows = []
+    for spec in assignment.layout["summaries"]:
+        answers = [{"factual": factual, "categories": [] if factual else ["EntE"], "seconds": seconds} for _ in range(spec["sentences"])]
+        if spec["trap"]:
+            trap = Trap.objects.get(pk=spec["trap"])
+            right = {"factual": trap.expected_factual, "categories": [] if trap.expected_factual else [trap.expected_category]}
+            wrong = {"factual": not trap.expected_factual, "categories": ["OutE"] if trap.expected_factual else []}
+            answers.append({**(right if trap_right else wrong), "seconds": seconds})
+        rows.append({"answers": answers})
+    return {"summaries": rows}
+
+
+def pass_entity(assignment: Assignment) -> None:
+    entity = assignment.layout["entity"]
+    assert check_entity_answer(assignment.pk, assignment.worker, entity["answer"])["correct"] is True
+    assignment.refresh_from_db()
+
+
+def test_layout_appends_traps_at_the_trap_rate_and_keeps_them_server_side():
+    campaign = make_campaign(trap_rate=1.0)
+    make_document(campaign, traps=TRAPS)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    layout = assignment.layout
+    assert len(layout["summaries"]) == 2 and all(row["trap"] for row in layout["summaries"])
+    assert sorted(layout["entity"]["options"])[0] in {"Barcelona", "Greenvale", "Helen Carter", "Smith", "Jones"}
+    assert layout["entity"]["options"][layout["entity"]["answer"]] == "Barcelona"
+    page = task_page_data(assignment, relevant_k=2)
+    # The trap is the last sentence of its summary, with the same shape as every other sentence.
+    for row, summary in zip(layout["summaries"], page["summaries"]):
+        assert len(summary["sentences"]) == row["sentences"] + 1
+        assert summary["sentences"][-1]["text"] == Trap.objects.get(pk=row["trap"]).text
+        assert all(set(s) == {"text", "relevant"} for s in summary["sentences"])
+    assert "answer" not in str(page) and "trap" not in str(page).lower() and "Barcelona" in page["entity_options"]
+
+
+def test_trap_rate_zero_places_no_trap_and_rate_is_respected_on_average():
+    import random
+
+    campaign = make_campaign()
+    document = make_document(campaign, summaries=[["A."]] * 1 + [["B."], ["C."], ["D."]], traps=TRAPS)
+    assert all(row["trap"] is None for row in build_layout(document, 0.0, random.Random(1))["summaries"])
+    rng = random.Random(7)
+    counts = [sum(bool(r["trap"]) for r in build_layout(document, 0.25, rng)["summaries"]) for _ in range(400)]
+    assert 0.85 < sum(counts) / len(counts) < 1.15  # 25% of 4 summaries = 1 trap on average
+
+
+def test_relevant_sentences_are_underlined_for_each_summary_sentence():
+    campaign = make_campaign()
+    make_document(campaign, summaries=[["Construction of the first school begins in April."]])
+    assignment = request_assignment(make_worker(), campaign)
+    page = task_page_data(assignment, relevant_k=2)
+    assert page["summaries"][0]["sentences"][0]["relevant"][0] == 3
+
+
+def test_submission_stores_judgements_and_trap_answers_apart():
+    campaign = make_campaign(trap_rate=1.0)
+    make_document(campaign, traps=TRAPS)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    pass_entity(assignment)
+    outcome = submit_assignment(assignment.pk, worker, answers_for(assignment), submission_key="k1")
+    assert outcome.result.stored_rows == 3 and outcome.result.traps_total == 2 and outcome.result.traps_correct == 2
+    assert SentenceJudgement.objects.filter(assignment=assignment).count() == 3
+    assert set(SentenceJudgement.objects.values_list("sentence_index", flat=True)) == {0, 1}  # never the trap's index
+    assert TrapAnswer.objects.filter(assignment=assignment, correct=True).count() == 2
+    p = Participation.objects.get(worker=worker, campaign=campaign)
+    assert (p.trap_correct, p.trap_total, p.items_submitted) == (2, 2, 1)
+    assert SentenceJudgement.objects.filter(assignment=assignment).first().lead_time_seconds == 5.0
+    # Same key again: nothing stored twice.
+    again = submit_assignment(assignment.pk, worker, answers_for(assignment), submission_key="k1")
+    assert again.duplicate and SentenceJudgement.objects.filter(assignment=assignment).count() == 3
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda p: p["summaries"].pop(), "expected answers for 2 summaries"),
+        (lambda p: p["summaries"][0]["answers"].pop(), "answer all"),
+        (lambda p: p["summaries"][0]["answers"][0].update(factual=False, categories=[]), "select at least one error category"),
+        (lambda p: p["summaries"][0]["answers"][0].update(factual=False, categories=["Nope"]), "unknown error category 'Nope'"),
+        (lambda p: p["summaries"][0]["answers"][0].update(factual=True, categories=["EntE"]), "takes no error category"),
+        (lambda p: p["summaries"][0]["answers"][0].update(seconds=-1), "seconds must be a non-negative number"),
+        (lambda p: p["summaries"][0]["answers"][0].update(factual="yes"), "factual must be true or false"),
+    ],
+)
+def test_bad_submissions_are_refused_and_store_nothing(mutate, message):
+    campaign = make_campaign()
+    make_document(campaign)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    pass_entity(assignment)
+    payload = answers_for(assignment)
+    mutate(payload)
+    with pytest.raises(InvalidSubmission, match=message):
+        submit_assignment(assignment.pk, worker, payload, submission_key="x")
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.ACTIVE and not SentenceJudgement.objects.exists()
+
+
+def test_submission_before_the_entity_question_is_refused():
+    campaign = make_campaign()
+    make_document(campaign)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    with pytest.raises(InvalidSubmission, match="reading check"):
+        submit_assignment(assignment.pk, worker, answers_for(assignment))
+
+
+def test_wrong_entity_answer_blocks_at_once_and_releases_the_assignment():
+    campaign = make_campaign()
+    make_document(campaign)
+    make_document(campaign)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    wrong = (assignment.layout["entity"]["answer"] + 1) % 3
+    outcome = check_entity_answer(assignment.pk, worker, wrong)
+    assert outcome["correct"] is False and "reading check" in outcome["blocked_reason"]
+    assert "answer" not in outcome
+    p = Participation.objects.get(worker=worker, campaign=campaign)
+    assert p.is_blocked and (p.entity_checks, p.entity_failures) == (1, 1)
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.RELEASED and assignment.entity_correct is False
+    with pytest.raises(NotEligible, match="blocked"):
+        request_assignment(worker, campaign)
+    # A second answer does not change the outcome (no retry to find the right option).
+    assert check_entity_answer(assignment.pk, worker, assignment.layout["entity"]["answer"])["correct"] is False
+
+
+def test_entity_choice_out_of_range_is_refused():
+    campaign = make_campaign()
+    make_document(campaign)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    with pytest.raises(InvalidSubmission, match="choice must be 0 to 2"):
+        check_entity_answer(assignment.pk, worker, 7)
+    assert Participation.objects.get(worker=worker).entity_checks == 0
+
+
+def test_negative_entity_falls_back_to_another_articles_entity():
+    campaign = make_campaign()
+    make_document(campaign, negative_entity="", entities=["Greenvale", "Helen Carter"])
+    other = make_document(campaign, entities=["Atlantis Corp"], item=False)
+    assert other
+    assignment = request_assignment(make_worker(), campaign)
+    entity = assignment.layout["entity"]
+    assert entity["options"][entity["answer"]] == "Atlantis Corp"
+
+
+def test_trap_scoring_rule():
+    assert trap_answer_correct(True, "", True, [])
+    assert not trap_answer_correct(True, "", False, ["OutE"])
+    assert trap_answer_correct(False, "RelE", False, ["RelE", "EntE"])
+    assert not trap_answer_correct(False, "RelE", False, ["EntE"])
+    assert not trap_answer_correct(False, "RelE", True, [])
+
+
+def test_trap_score_below_threshold_blocks_after_min_count():
+    campaign = make_campaign(trap_rate=1.0, trap_min_count=3, entity_check_enabled=False)
+    for _ in range(3):
+        make_document(campaign, traps=TRAPS)
+    worker = make_worker()
+    # First item: 2 traps, both wrong -> 0/2, below the minimum count: not blocked yet.
+    a1 = request_assignment(worker, campaign)
+    assert submit_assignment(a1.pk, worker, answers_for(a1, trap_right=False)).blocked_reason is None
+    a2 = request_assignment(worker, campaign)
+    outcome = submit_assignment(a2.pk, worker, answers_for(a2, trap_right=False))
+    assert outcome.blocked_reason and "0 of 4" in outcome.blocked_reason
+    p = Participation.objects.get(worker=worker)
+    assert p.is_blocked and p.trap_score == 0
+    assert not BonusEntry.objects.filter(worker=worker).exclude(reason="pay per item").exists()
+    with pytest.raises(NotEligible):
+        request_assignment(worker, campaign)
+
+
+def test_bonus_per_item_at_quality_and_streak_every_ten_without_double_payment():
+    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, bonus_streak_size=2, redundancy=1)
+    for _ in range(3):
+        make_document(campaign, summaries=[["Greenvale approved a budget."]], traps=TRAPS)
+    worker = make_worker()
+    keys = []
+    for _ in range(3):
+        a = request_assignment(worker, campaign)
+        submit_assignment(a.pk, worker, answers_for(a), submission_key=f"key-{a.pk}")
+        submit_assignment(a.pk, worker, answers_for(a), submission_key=f"key-{a.pk}")  # a retried click
+        keys.append(a.pk)
+    amounts = sorted((e.reason.split(" ")[0], e.amount) for e in BonusEntry.objects.filter(worker=worker))
+    assert [a for r, a in amounts if r == "item"] == [Decimal("1.00")] * 3
+    assert len([a for r, a in amounts if r != "item"]) == 1  # one streak bonus after 2 items (streak size 2 here)
+    assert Participation.objects.get(worker=worker).bonus_items == 3
+    csv_text = ledger_csv(campaign)
+    assert "4.00" in csv_text
+
+
+def test_no_bonus_when_score_below_bonus_threshold():
+    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, trap_min_count=50, redundancy=1)
+    make_document(campaign, traps=TRAPS)
+    worker = make_worker()
+    a = request_assignment(worker, campaign)
+    submit_assignment(a.pk, worker, answers_for(a, trap_right=False))
+    assert not BonusEntry.objects.filter(worker=worker, amount__gt=0).exclude(reason="pay per item").exists()
+
+
+def test_too_fast_flag_and_lead_time_bounds():
+    campaign = make_campaign(entity_check_enabled=False, min_seconds_per_sentence=2.0)
+    make_document(campaign)
+    make_document(campaign)
+    fast, slow = make_worker(), make_worker()
+    a = request_assignment(fast, campaign)
+    submit_assignment(a.pk, fast, answers_for(a, seconds=0.5))
+    a.refresh_from_db()
+    assert a.too_fast is True
+    b = request_assignment(slow, campaign)
+    Assignment.objects.filter(pk=b.pk).update(created_at=timezone.now() - timedelta(minutes=5))
+    b.refresh_from_db()
+    submit_assignment(b.pk, slow, answers_for(b, seconds=99999))
+    b.refresh_from_db()
+    assert b.too_fast is False
+    # A client-reported time longer than the assignment existed is cut to the elapsed time.
+    lead = SentenceJudgement.objects.filter(assignment=b).values_list("lead_time_seconds", flat=True)
+    assert all(290 < t < 400 for t in lead)
+
+
+def test_expired_assignment_is_refused_and_slot_freed():
+    campaign = make_campaign(entity_check_enabled=False, redundancy=1)
+    make_document(campaign)
+    worker, other = make_worker(), make_worker()
+    a = request_assignment(worker, campaign)
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    with pytest.raises(AssignmentClosed, match="expired"):
+        submit_assignment(a.pk, worker, answers_for(a))
+    assert not SentenceJudgement.objects.exists()
+    assert request_assignment(other, campaign) is not None  # the slot went to someone else
+
+
+def test_unqualified_worker_gets_no_item_and_qualified_one_does():
+    campaign = make_campaign(tutorial_required=True, qualification_required=True)
+    make_document(campaign)
+    worker = make_worker()
+    with pytest.raises(NotEligible, match="tutorial"):
+        request_assignment(worker, campaign)
+    qualify(worker, campaign)
+    assert request_assignment(worker, campaign) is not None
