@@ -167,10 +167,22 @@ FACTLAB_EXTRA_SCORERS = dict(
     item.strip().split("=", 1) for item in os.environ.get("FACTLAB_EXTRA_SCORERS", "").split(",") if "=" in item
 )
 
+
+
+def _cache_url(redis_url: str) -> str:
+    """The cache lives in the Redis database after the broker's, so clearing it never drops queued tasks."""
+    explicit = os.environ.get("FACTLAB_CACHE_URL", "")
+    if explicit or not redis_url:
+        return explicit
+    base, _, db = redis_url.rstrip("/").rpartition("/")
+    return f"{base}/{int(db) + 1}" if db.isdigit() and base.count("/") >= 2 else redis_url
+
+
+CACHE_URL = _cache_url(REDIS_URL)
 CACHES = {
     "default": (
-        {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": REDIS_URL}
-        if REDIS_URL
+        {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "factlab"}
     )
 }

@@ -206,7 +206,7 @@ def build_report(
         "report_version": REPORT_VERSION,
         "options": {"split": split, "dataset": dataset, "system": system, "partial": partial},
         "counts": selectors.campaign_counts(campaign),
-        "n_human_rated": int(len(human)),
+        "n_human_rated": len(human),
         "agreement": _agreement(data),
         "human_factuality": (
             {str(s): float(v) for s, v in human.groupby("system")["Factuality"].mean().items()} if not human.empty else None

@@ -174,7 +174,7 @@ def scores_frame(campaign: Campaign) -> tuple[pd.DataFrame, dict[str, dict]]:
         metric = str(group["metric"].iloc[0])
         info[str(column)] = {
             "metric": metric, "config_key": str(group["config_key"].iloc[0]), "source": source,
-            "direction": metric_direction(metric, source), "n": int(len(group)),
+            "direction": metric_direction(metric, source), "n": len(group),
         }
     long["value"] = long["value"] * long["column"].map(lambda c: info[c]["direction"])
     wide = long.pivot_table(index="summary_id", columns="column", values="value", aggfunc="last")

@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404, render
 from annotate.models import Campaign, CampaignStatus, Dataset
 from annotate.roles import can_read_campaign
 from metrics_service import plots
-from metrics_service.selectors import SPLITS
 from metrics_service.report import (
     CACHE_SECONDS,
     ReportError,
@@ -19,6 +18,7 @@ from metrics_service.report import (
     normalize_options,
     report_cache_key,
 )
+from metrics_service.selectors import SPLITS
 
 
 def _options(request: HttpRequest) -> dict:

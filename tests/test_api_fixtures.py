@@ -43,6 +43,12 @@ def client_for(user) -> APIClient:
     return client
 
 
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Password hashing is deliberately slow; these tests only need it to work."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def admin_user(db):
     return get_user_model().objects.create_user("api-admin", password="admin-pass-123", is_staff=True)
@@ -134,6 +140,6 @@ def campaign(db, researcher, annotator):
 
 
 __all__ = [
-    "NEGATIVE_ENTITY", "TRAP_TEXT", "admin_client", "admin_user", "annotator", "annotator_client", "campaign", "client_for",
+    "_fast_password_hashing", "NEGATIVE_ENTITY", "TRAP_TEXT", "admin_client", "admin_user", "annotator", "annotator_client", "campaign", "client_for",
     "researcher", "researcher_client",
 ]

@@ -41,6 +41,12 @@ def answers_for(assignment: Assignment, *, trap_right: bool = True, seconds: flo
     return {"summaries": rows}
 
 
+def age(assignment: Assignment, minutes: int = 10) -> None:
+    """Pretend the assignment was handed out ``minutes`` ago (lead times are capped by the elapsed time)."""
+    Assignment.objects.filter(pk=assignment.pk).update(created_at=timezone.now() - timedelta(minutes=minutes))
+    assignment.refresh_from_db()
+
+
 def pass_entity(assignment: Assignment) -> None:
     entity = assignment.layout["entity"]
     assert check_entity_answer(assignment.pk, assignment.worker, entity["answer"])["correct"] is True
@@ -90,6 +96,7 @@ def test_submission_stores_judgements_and_trap_answers_apart():
     worker = make_worker()
     assignment = request_assignment(worker, campaign)
     pass_entity(assignment)
+    age(assignment)
     outcome = submit_assignment(assignment.pk, worker, answers_for(assignment), submission_key="k1")
     assert outcome.result.stored_rows == 3 and outcome.result.traps_total == 2 and outcome.result.traps_correct == 2
     assert SentenceJudgement.objects.filter(assignment=assignment).count() == 3
@@ -238,12 +245,12 @@ def test_too_fast_flag_and_lead_time_bounds():
     make_document(campaign)
     fast, slow = make_worker(), make_worker()
     a = request_assignment(fast, campaign)
+    age(a)
     submit_assignment(a.pk, fast, answers_for(a, seconds=0.5))
     a.refresh_from_db()
     assert a.too_fast is True
     b = request_assignment(slow, campaign)
-    Assignment.objects.filter(pk=b.pk).update(created_at=timezone.now() - timedelta(minutes=5))
-    b.refresh_from_db()
+    age(b, minutes=5)
     submit_assignment(b.pk, slow, answers_for(b, seconds=99999))
     b.refresh_from_db()
     assert b.too_fast is False

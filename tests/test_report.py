@@ -8,7 +8,17 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotate.models import Campaign, Document, Edit, ExpertLabel, MetricScore, ReviewStatus, SentenceJudgement, Summary, Worker
+from annotate.models import (
+    Campaign,
+    Document,
+    Edit,
+    ExpertLabel,
+    MetricScore,
+    ReviewStatus,
+    SentenceJudgement,
+    Summary,
+    Worker,
+)
 from annotate.services.imports import import_dataset
 from metrics_service.report import ReportError, build_report, get_or_compute_report
 from metrics_service.tasks_report import compute_report

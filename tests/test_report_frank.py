@@ -38,7 +38,7 @@ def test_frank_report_partial_correlations_positive_and_significant(frank_dir):
     # FRANK Figure 5: flipping out-of-article errors hurts ROUGE's correlation most.
     ablation = report["ablation"]["rouge1"]["by_category"]
     assert max(ablation, key=ablation.get) == "OutE"
-    assert set(report["williams"]["rouge1"]) == {"rouge2", "rougeL", "bleu"}
+    assert {"rouge2", "rougeL", "bleu"} <= set(report["williams"]["rouge1"])
     assert 0 <= report["williams"]["rouge1"]["bleu"] <= 1
     bacc = report["balanced_accuracy"]["rouge1"]["single_threshold"]["all"]
     assert 0.5 < bacc["balanced_accuracy"] < 1 and bacc["ci_low"] < bacc["balanced_accuracy"] < bacc["ci_high"]

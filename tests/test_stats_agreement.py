@@ -5,7 +5,12 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
-from metrics_service.stats import category_agreement, expert_agreement, factual_agreement, set_label
+from metrics_service.stats import (
+    category_agreement,
+    expert_agreement,
+    factual_agreement,
+    set_label,
+)
 
 
 def judgements(rows):

@@ -2,7 +2,13 @@
 import pandas as pd
 import pytest
 
-from metrics_service.stats import category_confusion, error_distribution, flip_scores, sentence_majority, summary_human_scores
+from metrics_service.stats import (
+    category_confusion,
+    error_distribution,
+    flip_scores,
+    sentence_majority,
+    summary_human_scores,
+)
 
 ROWS = [
     (1, 0, "a", False, ["EntE"]), (1, 0, "b", False, ["EntE", "OutE"]), (1, 0, "c", True, []),

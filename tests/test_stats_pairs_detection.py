@@ -4,7 +4,12 @@ import pandas as pd
 import pytest
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
-from metrics_service.stats import balanced_accuracy_report, best_threshold, pair_statistics, paired_permutation_test
+from metrics_service.stats import (
+    balanced_accuracy_report,
+    best_threshold,
+    pair_statistics,
+    paired_permutation_test,
+)
 
 
 def pairs_and_scores():

@@ -43,6 +43,8 @@ def build_tokenizer(max_length: int):
 
     bpe = ByteLevelBPETokenizer()
     bpe.train_from_iterator(CORPUS * 4, vocab_size=400, min_frequency=1, special_tokens=SPECIAL_TOKENS)
+    # As in BART, the mask token absorbs the space before it.
+    bpe._tokenizer.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True)])
     bpe.post_processor = processors.RobertaProcessing(
         ("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>")), trim_offsets=True
     )
@@ -50,7 +52,7 @@ def build_tokenizer(max_length: int):
         tokenizer_object=bpe._tokenizer,
         bos_token="<s>", eos_token="</s>", pad_token="<pad>", unk_token="<unk>",
         cls_token="<s>", sep_token="</s>",
-        mask_token=AddedToken("<mask>", lstrip=True, special=True),
+        mask_token="<mask>",
         model_max_length=max_length,
     )
 

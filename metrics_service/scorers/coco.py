@@ -241,7 +241,7 @@ class CoCo(Scorer):
                 if j is not None:  # None: the key token lies beyond the decoder's length limit
                     positions.append((key.text, j))
             tokens = document_tokens(doc_parses[document])
-            n, source = fit_document(lm, document, tokens)
+            n, source = fit_document(lm, document, tokens, mask_token)
             lower_keys = {key.text.lower() for key in keys}
             masked = {
                 m: masked_text(tokens.words[:n], mask_flags(tokens.words[:n], tokens.sent_ids[:n], lower_keys, m), mask_token)
@@ -260,22 +260,32 @@ class _Prepared:
     positions: tuple[tuple[str, int], ...]
 
 
-def fit_document(lm: Seq2SeqLM, document: str, tokens: DocTokens) -> tuple[int, str]:
+def fit_document(lm: Seq2SeqLM, document: str, tokens: DocTokens, mask_token: str | None = None) -> tuple[int, str]:
     """``(n, X)``: the number of document tokens kept and the raw text ``X`` covering exactly them.
 
-    All tokens are kept when both the raw document and its space-joined tokens fit the encoder; else
-    the largest ``n`` such that ``document[: end of token n]`` and the first ``n`` tokens joined by
-    spaces both fit (binary search). Masking replaces a word by one mask token, so ``X'`` then fits too
-    with subword tokenizers that split on spaces; :meth:`Seq2SeqLM.source_ids` truncates as a last resort.
+    All tokens are kept when the raw document and the longest possible ``X'`` fit the encoder; else the
+    largest ``n`` for which ``document[: end of token n]`` and the longest ``X'`` of the first ``n``
+    tokens both fit (binary search). The longest ``X'`` replaces each word by whichever of the word and
+    the mask token takes more subwords; since subword tokenizers split on spaces, every strategy's
+    ``X'`` is then at most as long, so the cut does not depend on the strategies asked for.
+    (:meth:`Seq2SeqLM.source_ids` still truncates as a last resort.)
     """
     limit = lm.max_source_tokens
     words, spans = tokens.words, tokens.spans
+    mask_token = mask_token or lm.tokenizer.mask_token or ""
+    if words:
+        costs = lm.tokenizer([" " + w for w in words] + [" " + mask_token], add_special_tokens=False, verbose=False)
+        lengths = [len(ids) for ids in costs["input_ids"]]
+        mask_cost = lengths.pop()
+        longest = [mask_token if mask_cost > cost else w for w, cost in zip(words, lengths)]
+    else:
+        longest = []
 
     def fits(n: int) -> bool:
         raw = document[: spans[n - 1][1]] if n else ""
         return (
             len(lm.source_ids(raw, truncate=False)) <= limit
-            and len(lm.source_ids(" ".join(words[:n]), truncate=False)) <= limit
+            and len(lm.source_ids(" ".join(longest[:n]), truncate=False)) <= limit
         )
 
     if fits(len(words)):

@@ -4,8 +4,19 @@ Plain numpy/scipy/pandas in, plain Python data out; no Django here (the DB side 
 ``metrics_service.selectors``). Every function returns ``None`` (or a dict of ``None``) where the data
 cannot support the statistic, instead of raising, so a report can show partial results.
 """
-from .agreement import category_agreement, expert_agreement, factual_agreement, set_label
-from .correlation import correlation, metric_correlations, partial_residuals, williams_matrix, williams_test
+from .agreement import (
+    category_agreement,
+    expert_agreement,
+    factual_agreement,
+    set_label,
+)
+from .correlation import (
+    correlation,
+    metric_correlations,
+    partial_residuals,
+    williams_matrix,
+    williams_test,
+)
 from .detection import balanced_accuracy_report, best_threshold
 from .factuality import (
     category_confusion,

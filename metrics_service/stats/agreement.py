@@ -120,10 +120,10 @@ def factual_agreement(judgements: pd.DataFrame) -> dict | None:
         "fleiss_kappa": kappa,
         "krippendorff_alpha": krippendorff_nominal(units, "label"),
         "majority_agreement": clean_float(agree),
-        "n_sentences": int(len(raters)),
+        "n_sentences": len(raters),
         "n_sentences_kappa": used,
         "raters_per_sentence": clean_float(raters.mean()),
-        "n_judgements": int(len(units)),
+        "n_judgements": len(units),
     }
 
 
@@ -182,5 +182,5 @@ def expert_agreement(judgements: pd.DataFrame, experts: pd.DataFrame) -> dict | 
     return {
         "cohen_kappa": clean_float(kappa),
         "accuracy": clean_float((crowd_labels == expert_labels).mean()),
-        "n": int(len(pairs)),
+        "n": len(pairs),
     }

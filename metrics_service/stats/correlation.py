@@ -69,7 +69,7 @@ def correlation(
     keep = np.isfinite(x) & np.isfinite(y)
     x, y = x[keep], y[keep]
     labels = None if groups is None or not partial else np.asarray(list(groups), dtype=object)[keep]
-    n = int(len(x))
+    n = len(x)
     out = {**EMPTY, "n": n, "partial": bool(partial and labels is not None)}
     if n < 3:
         return out

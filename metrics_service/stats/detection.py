@@ -65,9 +65,9 @@ def evaluate_threshold(scores: np.ndarray, labels: np.ndarray, threshold: float,
     y = np.asarray(labels, dtype=bool)
     pred = np.asarray(scores, dtype=float) >= threshold
     if len(y) == 0 or y.all() or not y.any():
-        return {"balanced_accuracy": None, "ci_low": None, "ci_high": None, "n": int(len(y))}
+        return {"balanced_accuracy": None, "ci_low": None, "ci_high": None, "n": len(y)}
     low, high = _bootstrap_ci(y, pred, n_resamples, seed)
-    return {"balanced_accuracy": clean_float(balanced_accuracy_score(y, pred)), "ci_low": low, "ci_high": high, "n": int(len(y))}
+    return {"balanced_accuracy": clean_float(balanced_accuracy_score(y, pred)), "ci_low": low, "ci_high": high, "n": len(y)}
 
 
 def balanced_accuracy_report(

@@ -117,7 +117,7 @@ def error_distribution(
         for code in codes:
             column = group[code] if code in group else pd.Series(1.0, index=group.index)
             row[code] = clean_float((column.fillna(1.0) < 1).mean())
-        row["n"] = int(len(group))
+        row["n"] = len(group)
         out[str(value)] = row
     return out
 
@@ -147,4 +147,4 @@ def category_confusion(judgements: pd.DataFrame, codes: Sequence[str] = CODES) -
         chosen = [c for c in codes if c in _codes(row.categories)] if not row.factual else []
         for code in chosen or [NO_ERROR]:
             matrix[index[majority[key]], index[code]] += 1
-    return {"labels": list(codes), "columns": columns, "matrix": matrix.tolist(), "n_sentences": int(len(wrong))}
+    return {"labels": list(codes), "columns": columns, "matrix": matrix.tolist(), "n_sentences": len(wrong)}

@@ -54,7 +54,7 @@ def row_statistics(pairs: pd.DataFrame, scores: pd.DataFrame, metric: str) -> di
     ref, edit, keep = _values(pairs, scores, metric)
     n = int(keep.sum())
     if n == 0:
-        return {"consistency": None, "roc_auc": None, "n_pairs": 0, "n_missing": int(len(pairs))}
+        return {"consistency": None, "roc_auc": None, "n_pairs": 0, "n_missing": len(pairs)}
     return {
         "consistency": clean_float((ref[keep] > edit[keep]).mean()),
         "roc_auc": _auc(ref[keep], edit[keep], pairs["reference_id"].to_numpy()[keep]),

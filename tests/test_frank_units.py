@@ -1,0 +1,157 @@
+"""Pure pieces of the FRANK workflow: tutorial feedback, qualification scoring, aggregation, traps, relevance, providers."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.test import RequestFactory
+
+from annotate import frank_content
+from annotate.models import SentenceJudgement, Trap
+from annotate.protocols.frank import score_qualification, tutorial_feedback
+from annotate.providers import ArrivalError, MTurkProvider, ProlificProvider, detect_provider
+from annotate.relevance import relevant_sentences
+from annotate.selectors import majority, summary_factuality
+from annotate.services.errors import InvalidSubmission
+from annotate.traps import generate_traps, negate, scramble, swap_pronouns
+from tests.factories import make_campaign, make_document, make_worker
+
+
+def key_answers(exercise, *, flip: int = 0) -> dict:
+    """The right answers, with the first ``flip`` sentences answered wrongly."""
+    rows, k = [], 0
+    for summary in exercise.summaries:
+        row = []
+        for key in summary:
+            right = {"factual": key.factual, "categories": [] if key.factual else [key.category]}
+            if k < flip:
+                right = {"factual": False, "categories": ["OtherE" if key.category != "OtherE" else "EntE"]}
+            row.append(right)
+            k += 1
+        rows.append(row)
+    return {"summaries": rows}
+
+
+def test_tutorial_and_qualification_cover_every_category():
+    for exercise in (frank_content.TUTORIAL, frank_content.QUALIFICATION):
+        categories = {k.category for s in exercise.summaries for k in s}
+        assert {"RelE", "EntE", "CircE", "CorefE", "LinkE", "OutE", "GramE", "OtherE", None} <= categories
+
+
+def test_tutorial_feedback_explains_a_wrong_category():
+    # Summary 2, sentence 4 is the coreference error ('him' has no antecedent).
+    wrong = tutorial_feedback(1, 3, False, ["EntE"])
+    assert wrong["correct"] is False and "coreference error" in wrong["message"] and "'him' has no antecedent" in wrong["message"]
+    assert tutorial_feedback(1, 3, True, [])["correct"] is False
+    assert tutorial_feedback(1, 3, False, ["CorefE"])["correct"] is True
+    assert tutorial_feedback(0, 0, True, [])["correct"] is True
+    assert "this sentence is correct" in tutorial_feedback(0, 0, False, ["OutE"])["message"]
+    with pytest.raises(IndexError):
+        tutorial_feedback(5, 0, True, [])
+
+
+def test_public_view_has_no_key():
+    view = str(frank_content.public_view(frank_content.QUALIFICATION))
+    assert "CorefE" not in view and "category" not in view and "explanation" not in view
+
+
+def test_qualification_score_is_share_of_correct_sentences():
+    size = frank_content.QUALIFICATION.size
+    assert score_qualification(key_answers(frank_content.QUALIFICATION))[0] == 1.0
+    score, marks = score_qualification(key_answers(frank_content.QUALIFICATION, flip=2))
+    assert score == pytest.approx((size - 2) / size) and marks[:2] == [False, False]
+    # An extra category on an erroneous sentence is not the right category.
+    answers = key_answers(frank_content.QUALIFICATION)
+    answers["summaries"][0][1]["categories"].append("EntE")
+    assert score_qualification(answers)[0] == pytest.approx((size - 1) / size)
+    with pytest.raises(InvalidSubmission, match="summary 1: answer all 4 sentences"):
+        score_qualification({"summaries": [[], [], []]})
+
+
+def test_majority_is_strict():
+    assert majority([True, True, False]) and not majority([True, False]) and not majority([])
+
+
+@pytest.mark.django_db
+def test_summary_factuality_uses_majority_per_sentence_and_category():
+    campaign = make_campaign()
+    document = make_document(campaign, summaries=[["s0", "s1"]])
+    summary = document.summaries.get()
+    workers = [make_worker() for _ in range(3)]
+    votes = {  # sentence 0: 2 of 3 say EntE; sentence 1: 1 of 3 says OutE (no majority)
+        0: [(False, ["EntE"]), (False, ["EntE", "OutE"]), (True, [])],
+        1: [(False, ["OutE"]), (True, []), (True, [])],
+    }
+    for index, answers in votes.items():
+        for worker, (factual, categories) in zip(workers, answers):
+            SentenceJudgement.objects.create(summary=summary, sentence_index=index, worker=worker, factual=factual, categories=categories)
+    scores = summary_factuality([summary.pk])[summary.pk]
+    assert scores["Factuality"] == 0.5
+    assert scores["EntE"] == 0.5 and scores["OutE"] == 1.0 and scores["RelE"] == 1.0
+    assert scores["sentences"] == 2 and scores["annotators"] == 3
+    assert summary_factuality([]) == {}
+
+
+def test_trap_transformations():
+    assert negate("The striker was injured in May.") == "The striker was not injured in May."
+    assert negate("Lopez scored twice.") == "Lopez did not score twice."
+    assert swap_pronouns("He said his team won.") == "She said her team won."
+    assert swap_pronouns("The team won.") is None
+    scrambled = scramble("Lopez scored twice as Paris beat Lyon.", random.Random(3))
+    assert sorted(scrambled.lower().rstrip(".").split()) == sorted("lopez scored twice as paris beat lyon".split())
+    assert scrambled.lower().rstrip(".") != "lopez scored twice as paris beat lyon"
+
+
+@pytest.mark.django_db
+def test_generate_traps_for_new_documents():
+    campaign = make_campaign()
+    other = make_document(campaign, item=False, article=["The museum in Oslo reopened after a long renovation last week."])
+    assert other
+    document = make_document(campaign)
+    traps = {t.code: t for t in generate_traps(document, seed=1)}
+    assert set(traps) == {"F0", "F1", "F4", "F5", "F6"}
+    assert traps["F0"].text in document.sentences and traps["F0"].expected_factual
+    assert " not " in traps["F1"].text and traps["F1"].expected_category == "RelE"
+    assert traps["F4"].text.startswith("The museum in Oslo") and traps["F4"].expected_category == "OutE"
+    assert traps["F5"].expected_category == "GramE" and traps["F6"].expected_category == "CorefE"
+    assert "he " in traps["F6"].text.lower() or "his" in traps["F6"].text.lower()
+    # Idempotent: documents with traps keep them.
+    assert len(generate_traps(document)) == 5 and Trap.objects.filter(document=document).count() == 5
+
+
+def test_relevance_ranks_by_lexical_similarity():
+    article = ["The council approved the budget.", "Schools will open in 2026.", "It rained on Monday."]
+    assert relevant_sentences(article, ["The budget was approved by the council", "Rain fell Monday"], 1) == [[0], [2]]
+    assert relevant_sentences(article, ["zebra"], 2) == [[]]
+    assert relevant_sentences(article, ["budget"], 0) == [[]]
+
+
+def test_providers_detect_and_name_workers():
+    rf = RequestFactory()
+    prolific = rf.get("/c/x/", {"PROLIFIC_PID": "p1", "STUDY_ID": "s", "SESSION_ID": "ss"})
+    assert isinstance(detect_provider(prolific), ProlificProvider)
+    arrival = ProlificProvider().worker_identity(prolific)
+    assert (arrival.worker_id, arrival.context["session_id"]) == ("p1", "ss")
+    mturk = rf.get("/c/x/", {"workerId": "W1", "assignmentId": "A1", "hitId": "H", "turkSubmitTo": "https://workersandbox.mturk.com"})
+    arrival = MTurkProvider().worker_identity(mturk)
+    assert arrival.worker_id == "W1" and not arrival.preview
+    completion = MTurkProvider().completion(arrival.context, make_campaign_stub())
+    assert completion.url == "https://workersandbox.mturk.com/mturk/externalSubmit" and completion.fields["assignmentId"] == "A1"
+    preview = rf.get("/c/x/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H"})
+    assert MTurkProvider().worker_identity(preview).preview
+    with pytest.raises(ArrivalError, match="turkSubmitTo parameter is not an MTurk address"):
+        MTurkProvider().worker_identity(rf.get("/c/x/", {"workerId": "W", "assignmentId": "A", "turkSubmitTo": "https://evil.example"}))
+    with pytest.raises(ArrivalError, match="PROLIFIC_PID parameter is missing"):
+        ProlificProvider().worker_identity(rf.get("/c/x/", {"PROLIFIC_PID": ""}))
+    assert detect_provider(rf.get("/c/x/")) is None
+
+
+def make_campaign_stub():
+    from annotate.models import Campaign
+
+    return Campaign(slug="stub", name="stub", prolific_completion_code="C0DE")
+
+
+def test_prolific_completion_url():
+    completion = ProlificProvider().completion({}, make_campaign_stub())
+    assert completion.url == "https://app.prolific.com/submissions/complete?cc=C0DE"
