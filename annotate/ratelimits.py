@@ -14,6 +14,7 @@ A limited request gets a 429 with a message saying what to do (JSON for API/JSON
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 
 from django.conf import settings
@@ -21,7 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 from django_ratelimit.core import _split_rate, get_usage
 
-LOGIN_VIEW_NAMES = frozenset({"login", "admin:login"})
+LOGIN_VIEW_NAMES = frozenset({"login", "admin:login", "api:token"})
 SUBMIT_SUFFIX = "submit"
 
 
@@ -46,7 +47,14 @@ def ip_key(group: str, request: HttpRequest) -> str:
 
 def username_key(group: str, request: HttpRequest) -> str:
     """The username tried (case-folded), so one account cannot be guessed at from many addresses."""
-    return str(request.POST.get("username", "")).strip().casefold()[:150]
+    username = request.POST.get("username", "")
+    if not username and "application/json" in request.META.get("CONTENT_TYPE", ""):
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            body = {}
+        username = body.get("username", "") if isinstance(body, dict) else ""
+    return str(username).strip().casefold()[:150]
 
 
 def limited_group(request: HttpRequest, view_name: str) -> str | None:

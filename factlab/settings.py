@@ -153,6 +153,12 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
 # Task modules not named tasks.py (autodiscovery only finds those).
 CELERY_IMPORTS = ["metrics_service.tasks_report"]
+# How often a worker looks for messages of lost workers older than the visibility timeout to deliver again
+# (kombu's defaults: a check every 10 s, a scan every 10th check).
+CELERY_BROKER_TRANSPORT_OPTIONS.update(
+    unacked_restore_interval=int(os.environ.get("CELERY_UNACKED_RESTORE_INTERVAL", "10")),
+    unacked_restore_throttle=int(os.environ.get("CELERY_UNACKED_RESTORE_THROTTLE", "10")),
+)
 # Scoring chunks go to "gpu" (model-based scorers) or "cpu"; submit_scoring_job names the queue explicitly.
 CELERY_TASK_ROUTES = {
     "metrics_service.tasks.score_chunk": {"queue": "cpu"},

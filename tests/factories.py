@@ -6,7 +6,18 @@ from itertools import count
 from django.contrib.auth import get_user_model
 
 from annotate.frank_typology import TRAP_LABELS
-from annotate.models import Campaign, CampaignKind, CampaignStatus, Document, Item, Participation, QualificationStatus, Summary, Trap, Worker
+from annotate.models import (
+    Campaign,
+    CampaignKind,
+    CampaignStatus,
+    Document,
+    Item,
+    Participation,
+    QualificationStatus,
+    Summary,
+    Trap,
+    Worker,
+)
 
 _seq = count(1)
 

@@ -71,7 +71,7 @@ def test_upload_over_the_limit_is_refused_with_413(admin_client, settings):
 
 def test_declared_length_far_over_the_limit_is_refused_before_parsing(admin_client, settings):
     settings.FACTLAB_MAX_UPLOAD_BYTES = 10
-    response = admin_client.generic("POST", "/api/imports/", b"", content_type="multipart/form-data; boundary=x", HTTP_CONTENT_LENGTH="10000000")
+    response = admin_client.generic("POST", "/api/imports/", b"", content_type="multipart/form-data; boundary=x", CONTENT_LENGTH="10000000")
     assert response.status_code == 413 and "FACTLAB_MAX_UPLOAD_BYTES" in response.json()["detail"]
 
 

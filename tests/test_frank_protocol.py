@@ -16,7 +16,12 @@ from annotate.models import (
     Trap,
     TrapAnswer,
 )
-from annotate.protocols.frank import build_layout, check_entity_answer, task_page_data, trap_answer_correct
+from annotate.protocols.frank import (
+    build_layout,
+    check_entity_answer,
+    task_page_data,
+    trap_answer_correct,
+)
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
@@ -60,7 +65,7 @@ def test_layout_appends_traps_at_the_trap_rate_and_keeps_them_server_side():
     assignment = request_assignment(worker, campaign)
     layout = assignment.layout
     assert len(layout["summaries"]) == 2 and all(row["trap"] for row in layout["summaries"])
-    assert sorted(layout["entity"]["options"])[0] in {"Barcelona", "Greenvale", "Helen Carter", "Smith", "Jones"}
+    assert min(layout["entity"]["options"]) in {"Barcelona", "Greenvale", "Helen Carter", "Smith", "Jones"}
     assert layout["entity"]["options"][layout["entity"]["answer"]] == "Barcelona"
     page = task_page_data(assignment, relevant_k=2)
     # The trap is the last sentence of its summary, with the same shape as every other sentence.

@@ -9,7 +9,12 @@ from django.test import RequestFactory
 from annotate import frank_content
 from annotate.models import SentenceJudgement, Trap
 from annotate.protocols.frank import score_qualification, tutorial_feedback
-from annotate.providers import ArrivalError, MTurkProvider, ProlificProvider, detect_provider
+from annotate.providers import (
+    ArrivalError,
+    MTurkProvider,
+    ProlificProvider,
+    detect_provider,
+)
 from annotate.relevance import relevant_sentences
 from annotate.selectors import majority, summary_factuality
 from annotate.services.errors import InvalidSubmission
@@ -98,7 +103,7 @@ def test_trap_transformations():
     assert swap_pronouns("He said his team won.") == "She said her team won."
     assert swap_pronouns("The team won.") is None
     scrambled = scramble("Lopez scored twice as Paris beat Lyon.", random.Random(3))
-    assert sorted(scrambled.lower().rstrip(".").split()) == sorted("lopez scored twice as paris beat lyon".split())
+    assert sorted(scrambled.lower().rstrip(".").split()) == sorted(["lopez", "scored", "twice", "as", "paris", "beat", "lyon"])
     assert scrambled.lower().rstrip(".") != "lopez scored twice as paris beat lyon"
 
 

@@ -9,7 +9,14 @@ import pytest
 from django.urls import reverse
 
 from annotate import frank_content
-from annotate.models import Assignment, AssignmentStatus, CampaignStatus, Participation, QualificationStatus, Trap, Worker
+from annotate.models import (
+    Assignment,
+    CampaignStatus,
+    Participation,
+    QualificationStatus,
+    Trap,
+    Worker,
+)
 from annotate.services.assignments import request_assignment
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.test_frank_protocol import TRAPS, age, answers_for
@@ -121,7 +128,7 @@ def test_task_page_entity_and_submit_endpoints(client):
     page = client.get(reverse("annotate:frank-task", args=[campaign.slug]))
     assert page.status_code == 200
     assignment = Assignment.objects.get(worker=worker)
-    data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', page.content.decode(), re.S).group(1))
+    data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', page.content.decode(), re.DOTALL).group(1))
     entity = client.post(data["urls"]["entity"], {"choice": assignment.layout["entity"]["answer"]}, content_type="application/json")
     assert entity.json() == {"correct": True, "blocked": False, "detail": "", "next": reverse("annotate:campaign", args=[campaign.slug])}
     assignment.refresh_from_db()
@@ -209,12 +216,13 @@ def test_no_gold_reaches_the_annotator(client):
     trap_texts = list(Trap.objects.values_list("text", flat=True))
     assert any(t in texts[4] for t in trap_texts)  # the trap sentences are shown...
     options = assignment.layout["entity"]["options"]
-    page_data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', texts[4], re.S).group(1))
+    page_data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', texts[4], re.DOTALL).group(1))
     assert page_data["entity_options"] == options and set(page_data) >= {"summaries", "article"}
     for text in texts:
         # ...but nothing marks them, and no key or answer is sent.
         assert not re.search(r"\bF[0-6]\b", text)
-        assert not re.search(r"trap|expected_|negative_entity|\"answer\"|is_trap|gold", text, re.I), re.search(r"trap|expected_|negative_entity|\"answer\"|gold", text, re.I)
+        leak = re.search(r"trap|expected_|negative_entity|\"answer\"|gold", text, re.IGNORECASE)
+        assert leak is None, leak
         assert "layout" not in text
         for summary in frank_content.QUALIFICATION.summaries:
             for key in summary:
@@ -276,4 +284,26 @@ def test_admin_actions_need_csrf():
     assert client.post(reverse("annotate:manage-action", args=[campaign.slug]), {"action": "start"}).status_code == 403
     campaign.refresh_from_db()
     assert campaign.status == CampaignStatus.DRAFT
-    assert AssignmentStatus.ACTIVE  # noqa: B015 (import kept for readers)
+
+
+def test_imported_frank_subset_renders_a_task_with_its_traps(client):
+    from annotate.models import Campaign
+    from annotate.services.campaigns import set_campaign_status
+    from annotate.services.imports import import_dataset
+
+    import_dataset("frank", [Path(__file__).resolve().parent.parent / "data" / "frank-subset"], campaign_slug="frank-sub")
+    campaign = Campaign.objects.get(slug="frank-sub")
+    campaign.tutorial_required = campaign.qualification_required = False
+    campaign.trap_rate = 1.0
+    campaign.save()
+    set_campaign_status(campaign, CampaignStatus.RUNNING)
+    worker = make_worker()
+    login(client, worker)
+    page = client.get(reverse("annotate:frank-task", args=[campaign.slug])).content.decode()
+    assignment = Assignment.objects.get(worker=worker)
+    entity = assignment.layout["entity"]
+    assert entity and entity["options"][entity["answer"]] == assignment.item.document.negative_entity
+    trap_ids = [r["trap"] for r in assignment.layout["summaries"]]
+    assert all(trap_ids) and Trap.objects.filter(pk__in=trap_ids, document=assignment.item.document).count() == len(set(trap_ids))
+    data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+    assert len(data["summaries"]) == len(assignment.layout["summaries"]) and not re.search(r"\bF[0-6]\b", page)

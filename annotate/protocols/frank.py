@@ -31,8 +31,16 @@ from annotate.models import (
 )
 from annotate.nlp import named_entities, split_sentences
 from annotate.relevance import relevant_sentences
-from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotYourAssignment
-from annotate.services.participation import block_participation, get_participation, require_eligible
+from annotate.services.errors import (
+    AssignmentClosed,
+    InvalidSubmission,
+    NotYourAssignment,
+)
+from annotate.services.participation import (
+    block_participation,
+    get_participation,
+    require_eligible,
+)
 
 from .base import Protocol, SubmissionResult
 

@@ -15,9 +15,18 @@ from django.urls import reverse
 
 from annotate.models import Campaign, CampaignStatus, QualificationStatus, Worker
 from annotate.protocols import Protocol, protocol_for
-from annotate.providers import ArrivalError, detect_provider, provider_named, worker_for_arrival
+from annotate.providers import (
+    ArrivalError,
+    detect_provider,
+    provider_named,
+    worker_for_arrival,
+)
 from annotate.services.assignments import current_assignment
-from annotate.services.participation import eligibility_problem, get_participation, qualification_attempts_left
+from annotate.services.participation import (
+    eligibility_problem,
+    get_participation,
+    qualification_attempts_left,
+)
 
 CROWD_SESSION_KEY = "crowd"
 

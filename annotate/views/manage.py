@@ -79,6 +79,8 @@ def campaign_action(request: HttpRequest, slug: str) -> HttpResponse:
     action = request.POST.get("action", "")
     if action not in ACTIONS:
         messages.error(request, f"Unknown action {action!r}; expected one of {', '.join(ACTIONS)}.")
+    elif not _allowed(campaign, action, ACTIONS[action]):
+        messages.error(request, f"Cannot {action} the campaign: it is {campaign.get_status_display().lower()}.")
     else:
         try:
             set_campaign_status(campaign, ACTIONS[action])
@@ -113,7 +115,7 @@ def workers_csv(request: HttpRequest, slug: str) -> HttpResponse:
     writer.writerow(["worker", "provider", "items", "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
                      "blocked", "blocked_reason", "seconds_per_item", "seconds_per_sentence", "too_fast_items", "owed"])
     for row in worker_table(campaign):
-        fmt = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
+        fmt = lambda v: "" if v is None else f"{v:.3f}"
         writer.writerow([row["name"], row["provider"], row["items"], fmt(row["trap_score"]), row["traps"], row["entity"],
                          row["qualification"], fmt(row["qualification_score"]), int(row["blocked"]), row["blocked_reason"],
                          fmt(row["seconds_per_item"]), fmt(row["seconds_per_sentence"]), row["too_fast"], f"{row['owed']:.2f}"])

@@ -62,10 +62,10 @@ class NLIClassifier:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         self.device = pick_device(device)
-        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, "NLI tokenizer")
         self.model = load_pretrained(
             AutoModelForSequenceClassification.from_pretrained, model, "NLI model", dtype=pick_dtype(self.device, dtype)
         )
+        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, "tokenizer of the NLI model")
         self.model.to(self.device).eval()
         self.max_tokens = input_limit(self.tokenizer, self.model.config)
         self.id2label = dict(self.model.config.id2label)

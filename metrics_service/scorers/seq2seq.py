@@ -50,10 +50,10 @@ class Seq2SeqLM:
 
         self.device = pick_device(device)
         self.dtype = pick_dtype(self.device, dtype)
-        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, "tokenizer")
+        self.model = load_pretrained(AutoModelForSeq2SeqLM.from_pretrained, model, "seq2seq model", dtype=self.dtype)
+        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model, "tokenizer of the seq2seq model")
         if not getattr(self.tokenizer, "is_fast", False):
             raise ScorerError(f"the tokenizer of {model!r} is not a fast tokenizer; character offsets are needed")
-        self.model = load_pretrained(AutoModelForSeq2SeqLM.from_pretrained, model, "seq2seq model", dtype=self.dtype)
         self.model.to(self.device).eval()
         self.max_source_tokens = input_limit(self.tokenizer, self.model.config)
         self.max_target_tokens = input_limit(self.tokenizer, self.model.config)

@@ -178,6 +178,7 @@
     const answer = currentAnswerFromForm();
     state.answers[state.cursor] = answer && (answer.factual || answer.categories.length) ? answer : (answer ? {factual: false, categories: []} : null);
     $("question").classList.toggle("says-no", !!(answer && !answer.factual));
+    $("answer-hint").textContent = "";
     save();
     renderProgress();
   });

@@ -1,0 +1,171 @@
+"""FRANK end to end in headless Chromium: tutorial, qualification (fail, then pass), annotation with a trap,
+bonus, and blocking on a failed reading check. Screenshots go to test-output/screenshots/frank-*.png."""
+from __future__ import annotations
+
+import pytest
+
+from annotate import frank_content
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    BonusEntry,
+    Participation,
+    QualificationStatus,
+    SentenceJudgement,
+    Trap,
+    TrapAnswer,
+)
+from tests.browser import browser, browser_page, live_login, new_page, screenshot  # noqa: F401
+from tests.factories import make_campaign, make_document, make_worker, qualify
+from tests.test_frank_protocol import TRAPS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+PASSWORD = "pw-factlab-1"
+
+
+def answer_sentence(page, factual: bool, categories: list[str], *, button: str = "#next-sentence") -> None:
+    page.check("#answer-yes" if factual else "#answer-no")
+    for code in categories:
+        page.check(f"#categories input[value={code}]")
+    page.click(button)
+
+
+def test_tutorial_then_qualification_fail_and_pass(browser_page, live_server, screenshot):  # noqa: F811 (fixtures imported from tests.browser)
+    page = browser_page
+    campaign = make_campaign(tutorial_required=True, qualification_required=True, qualification_attempts=2)
+    make_document(campaign)
+    worker = make_worker("ann-tutorial")
+    live_login(page, live_server, "ann-tutorial", PASSWORD)
+    page.goto(f"{live_server.url}/")
+    page.click(f"a[href='/c/{campaign.slug}/']")
+    assert "/frank/tutorial/" in page.url
+    # A wrong category gets immediate feedback that explains the error.
+    box = page.locator(".tutorial-sentence[data-summary='1'][data-index='3']")
+    box.locator("input[value=no]").check()
+    box.locator("input[value=EntE]").check()
+    box.locator("button.check").click()
+    page.wait_for_selector(".tutorial-sentence[data-summary='1'][data-index='3'] .feedback.bad")
+    assert "'him' has no antecedent" in box.locator(".feedback").inner_text()
+    screenshot(page, "frank-01-tutorial-feedback")
+    for s, summary in enumerate(frank_content.TUTORIAL.summaries):
+        for i, key in enumerate(summary):
+            b = page.locator(f".tutorial-sentence[data-summary='{s}'][data-index='{i}']")
+            b.locator("input[value=yes]" if key.factual else "input[value=no]").check()
+            if not key.factual:
+                for c in b.locator(".cats input:checked").all():
+                    c.uncheck()
+                b.locator(f"input[value={key.category}]").check()
+            b.locator("button.check").click()
+            page.wait_for_function("(el) => el.textContent.startsWith('Correct')", arg=b.locator(".feedback").element_handle())
+    page.click("#finish-tutorial")
+    assert "/frank/qualification/" in page.url
+    assert Participation.objects.get(worker=worker).tutorial_done
+
+    def take_test(flip: int) -> None:
+        k = 0
+        for s, summary in enumerate(frank_content.QUALIFICATION.summaries):
+            for i, key in enumerate(summary):
+                factual = key.factual if k >= flip else not key.factual
+                page.check(f"input[name=s{s}_{i}_factual][value={'yes' if factual else 'no'}]")
+                if not factual:
+                    page.check(f"input[name=s{s}_{i}_cat][value={key.category or 'OutE'}]")
+                k += 1
+        page.click("#submit-qualification")
+
+    take_test(flip=4)  # 9/13 = 69%
+    page.wait_for_selector("#qualification-failed")
+    assert "69%" in page.inner_text("#qualification-score")
+    screenshot(page, "frank-02-qualification-failed")
+    page.click("text=Try again")
+    take_test(flip=0)
+    page.wait_for_selector("#qualification-passed")
+    screenshot(page, "frank-03-qualification-passed")
+    assert Participation.objects.get(worker=worker).qualification_status == QualificationStatus.PASSED
+    assert not page.js_errors
+
+
+def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server, screenshot):  # noqa: F811 (fixtures imported from tests.browser)
+    page = browser_page
+    campaign = make_campaign(trap_rate=1.0, redundancy=1, trap_min_count=1, min_seconds_per_sentence=0.0)
+    make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Helen Carter voted against it."]], traps={"F1": TRAPS["F1"]})
+    worker = make_worker("ann-main")
+    qualify(worker, campaign)
+    make_worker("admin-main", staff=True)
+    live_login(page, live_server, "ann-main", PASSWORD)
+    page.goto(f"{live_server.url}/c/{campaign.slug}/")
+    page.wait_for_selector("#step-read:not([hidden])")
+    screenshot(page, "frank-10-read-article")
+    page.click("#done-reading")
+    page.wait_for_selector("#step-entity:not([hidden])")
+    assert page.locator("#read-article").is_hidden()
+    assignment = Assignment.objects.get(worker=worker)
+    entity = assignment.layout["entity"]
+    screenshot(page, "frank-11-entity-question")
+    page.check(f"input[name=entity][value='{entity['answer']}']")
+    page.click("#entity-submit")
+    page.wait_for_selector("#step-annotate:not([hidden])")
+    assert page.locator("#annotate-article .relevant").count() >= 1
+    screenshot(page, "frank-12-first-sentence")
+    # First sentence correct; then reload: the answer and the position survive (localStorage).
+    answer_sentence(page, True, [])
+    page.reload()
+    page.wait_for_selector("#step-annotate:not([hidden])")
+    assert "sentence 2 of 3" in page.inner_text("#summary-title")
+    assert "1 of 3" in page.inner_text("#progress-text")
+    page.click("#next-sentence")  # no answer yet: a hint, no move
+    assert "Answer Yes or No" in page.inner_text("#answer-hint")
+    page.check("#answer-no")
+    screenshot(page, "frank-13-error-categories")
+    page.check("#categories input[value=EntE]")
+    page.click("#next-sentence")
+    # The third sentence is the trap (a negation): same markup as the others.
+    trap = Trap.objects.get(code="F1")
+    assert page.inner_text(".summary-sentence.current") == trap.text
+    page.click("#toggle-instructions")
+    assert page.locator("#instructions").is_visible()
+    screenshot(page, "frank-14-trap-sentence-with-instructions")
+    page.click("#toggle-instructions")
+    answer_sentence(page, False, ["RelE"], button="#next-sentence")
+    page.wait_for_selector("#step-submit:not([hidden])")
+    screenshot(page, "frank-15-ready-to-submit")
+    page.click("#submit-answers")
+    page.wait_for_url("**/done/**")
+    screenshot(page, "frank-16-done")
+    assert page.inner_text("#items-submitted") == "1"
+    assignment.refresh_from_db()
+    assert assignment.status == AssignmentStatus.SUBMITTED
+    judgements = SentenceJudgement.objects.filter(assignment=assignment).order_by("sentence_index")
+    assert [(j.factual, j.categories) for j in judgements] == [(True, []), (False, ["EntE"])]
+    assert all(j.lead_time_seconds is not None and j.lead_time_seconds > 0 for j in judgements)
+    assert TrapAnswer.objects.get(assignment=assignment).correct
+    assert BonusEntry.objects.filter(worker=worker, reason__startswith="item").count() == 1
+    # The admin sees the worker, their score and the bonus owed.
+    page.click("form[action='/accounts/logout/'] button")
+    live_login(page, live_server, "admin-main", PASSWORD)
+    page.goto(f"{live_server.url}/manage/{campaign.slug}/")
+    row = page.locator("#worker-table tr[data-worker='ann-main']")
+    assert "100% (1/1)" in row.inner_text() and "$1.00" in row.inner_text()
+    assert "1 / 1" in page.inner_text("#items-done")
+    screenshot(page, "frank-17-admin-page")
+    assert not page.js_errors
+
+
+def test_failed_reading_check_blocks_the_worker(browser_page, live_server, screenshot):  # noqa: F811 (fixtures imported from tests.browser)
+    page = browser_page
+    campaign = make_campaign()
+    make_document(campaign)
+    worker = make_worker("ann-blocked")
+    live_login(page, live_server, "ann-blocked", PASSWORD)
+    page.goto(f"{live_server.url}/c/{campaign.slug}/")
+    page.click("#done-reading")
+    entity = Assignment.objects.get(worker=worker).layout["entity"]
+    page.check(f"input[name=entity][value='{(entity['answer'] + 1) % 3}']")
+    page.click("#entity-submit")
+    page.wait_for_selector("#error-box:not([hidden])")
+    assert "blocked" in page.inner_text("#error-box")
+    screenshot(page, "frank-20-blocked")
+    assert Participation.objects.get(worker=worker).is_blocked
+    page.click("#blocked-continue")
+    assert "reading check" in page.inner_text("#problem")
+    assert Assignment.objects.get(worker=worker).status == AssignmentStatus.RELEASED
+    assert not page.js_errors

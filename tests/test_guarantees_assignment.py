@@ -1,0 +1,120 @@
+"""Guarantee: no over-assignment. Many threads hammer ``request_assignment`` on PostgreSQL at once.
+
+An item never has more than ``redundancy`` live (active or submitted) assignments, a worker never gets an
+item twice, and a worker holds at most one active assignment per campaign; yet every slot gets filled.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.models import Assignment, AssignmentStatus
+from annotate.services.assignments import request_assignment, submit_assignment
+from tests.factories import make_campaign, make_document, make_worker
+from tests.guarantee_support import (
+    duplicate_worker_items,
+    frank_answers,
+    over_assigned_items,
+    require_postgresql,
+    run_in_threads,
+    workers_with_several_active,
+)
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+def _campaign(items: int, redundancy: int):
+    campaign = make_campaign(redundancy=redundancy, entity_check_enabled=False, trap_rate=0.0)
+    for _ in range(items):
+        make_document(campaign, summaries=[["One sentence."]])
+    return campaign
+
+
+def test_concurrent_requests_never_exceed_redundancy_and_fill_every_slot():
+    """16 threads, 8 workers (two threads each), 3 items x redundancy 2: claim, submit, claim again."""
+    require_postgresql()
+    campaign = _campaign(items=3, redundancy=2)
+    workers = [make_worker() for _ in range(8)]
+    claimed: list[list[int]] = []
+
+    def hammer(worker):
+        def run():
+            mine = []
+            for _ in range(12):  # bounded: more rounds than there are items
+                assignment = request_assignment(worker, campaign)
+                if assignment is None:
+                    break
+                mine.append(assignment.pk)
+                try:
+                    submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key=f"k{assignment.pk}")
+                except Exception as exc:  # the twin thread may have submitted this assignment first
+                    from annotate.services.errors import AssignmentClosed
+
+                    if not isinstance(exc, AssignmentClosed):
+                        raise
+            claimed.append(mine)
+            return len(mine)
+        return run
+
+    results, errors = run_in_threads([hammer(w) for w in workers for _ in range(2)])
+    assert errors == []
+    assert over_assigned_items(campaign) == []
+    assert duplicate_worker_items(campaign) == []
+    assert workers_with_several_active(campaign) == []
+    # Every slot was filled exactly once: 3 items x 2 = 6 submitted assignments, none left active.
+    statuses = Counter(Assignment.objects.filter(item__campaign=campaign).values_list("status", flat=True))
+    assert statuses == {AssignmentStatus.SUBMITTED: 6}
+    per_item = Counter(Assignment.objects.filter(item__campaign=campaign).values_list("item_id", flat=True))
+    assert sorted(per_item.values()) == [2, 2, 2]
+    assert sum(results) >= 6  # the two threads of a worker may both have been handed the same assignment
+
+
+def test_concurrent_first_requests_of_many_workers_respect_redundancy():
+    """16 workers ask for their first item at the same moment; 2 items x redundancy 3 = 6 claims at most."""
+    require_postgresql()
+    campaign = _campaign(items=2, redundancy=3)
+    workers = [make_worker() for _ in range(16)]
+    results, errors = run_in_threads([lambda w=w: request_assignment(w, campaign) for w in workers])
+    assert errors == []
+    got = [a for a in results if a is not None]
+    assert len(got) == 6
+    assert len({a.worker_id for a in got}) == 6
+    assert over_assigned_items(campaign) == []
+    assert sorted(Counter(a.item_id for a in got).values()) == [3, 3]
+
+
+def test_one_worker_in_many_tabs_gets_one_assignment():
+    require_postgresql()
+    campaign = _campaign(items=5, redundancy=3)
+    worker = make_worker()
+    results, errors = run_in_threads([lambda: request_assignment(worker, campaign) for _ in range(12)])
+    assert errors == []
+    assert Assignment.objects.filter(worker=worker).count() == 1
+    assert {a.pk for a in results} == {Assignment.objects.get(worker=worker).pk}
+
+
+def test_expired_assignments_free_their_slot_but_not_for_the_same_worker():
+    require_postgresql()
+    campaign = _campaign(items=1, redundancy=1)
+    first, second = make_worker(), make_worker()
+    a = request_assignment(first, campaign)
+    assert request_assignment(second, campaign) is None  # the only slot is taken
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    b = request_assignment(second, campaign)
+    assert b is not None and b.item_id == a.item_id
+    assert Assignment.objects.get(pk=a.pk).status == AssignmentStatus.EXPIRED
+    # The first worker never gets the item again, even with the slot free.
+    Assignment.objects.filter(pk=b.pk).update(status=AssignmentStatus.RELEASED)
+    assert request_assignment(first, campaign) is None
+
+
+def test_database_refuses_a_second_assignment_of_the_same_item_to_a_worker():
+    campaign = _campaign(items=1, redundancy=5)
+    worker = make_worker()
+    a = request_assignment(worker, campaign)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Assignment.objects.create(item_id=a.item_id, worker=worker, expires_at=timezone.now() + timedelta(hours=1))
