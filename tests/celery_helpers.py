@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Self
 
 from metrics_service.scorers.base import Scorer
 
@@ -122,7 +123,7 @@ class CeleryWorker:
         env.update(self.extra_env)
         return env
 
-    def start(self) -> CeleryWorker:
+    def start(self) -> Self:
         command = [
             sys.executable, "-m", "celery", "-A", "factlab", "worker", "-Q", self.queues, "--pool=solo",
             "--concurrency=1", "-l", "info", "-n", f"test-{uuid.uuid4().hex[:8]}@%h",
@@ -160,7 +161,7 @@ class CeleryWorker:
         except subprocess.TimeoutExpired:
             self.kill()
 
-    def __enter__(self) -> CeleryWorker:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info) -> None:

@@ -6,9 +6,22 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotate.models import Campaign, CampaignKind, Document, MetricScore, MetricSource, Summary
+from annotate.models import (
+    Campaign,
+    CampaignKind,
+    Document,
+    MetricScore,
+    MetricSource,
+    Summary,
+)
 from metrics_service import services
-from metrics_service.models import ChunkStatus, JobStatus, Queue, ScoringChunk, ScoringJob
+from metrics_service.models import (
+    ChunkStatus,
+    JobStatus,
+    Queue,
+    ScoringChunk,
+    ScoringJob,
+)
 from metrics_service.scorers import REGISTRY, ScorerError
 from metrics_service.scorers.base import Scorer
 from metrics_service.services import (
@@ -439,3 +452,22 @@ def test_campaign_admin_action_reports_a_metric_it_cannot_submit(campaign, admin
     text = response.content.decode()
     assert "Jobs: rouge scoring job" in text and "Jobs: bleu not submitted: metric &#x27;bleu&#x27; cannot be loaded" in text
     assert ScoringJob.objects.filter(campaign=campaign, metric="rouge", status=JobStatus.DONE).count() == 1
+
+
+def test_requeue_stale_chunks_command(campaign, undispatched):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    job = submit_scoring_job(metric="test_words", campaign=campaign, chunk_size=6)
+    chunk = job.chunks.get()
+    ScoringChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.RUNNING, started_at=timezone.now() - timedelta(minutes=5))
+    out = StringIO()
+    call_command("requeue_stale_chunks", "--older-than", "600", stdout=out)
+    assert out.getvalue().strip() == "re-queued 0 chunk(s)"
+    call_command("requeue_stale_chunks", "--older-than", "60", stdout=out)
+    assert f"re-queued 1 chunk(s): {chunk.pk}" in out.getvalue()
+    chunk.refresh_from_db()
+    assert chunk.status == ChunkStatus.PENDING
+    with pytest.raises(CommandError, match="--older-than must be zero or more seconds"):
+        call_command("requeue_stale_chunks", "--older-than", "-1")

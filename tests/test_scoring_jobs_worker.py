@@ -5,7 +5,6 @@ The data is committed (``transactional_db``) so the worker, connected to the sam
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 
@@ -13,7 +12,13 @@ from annotate.models import Campaign, Document, MetricScore, Summary
 from metrics_service.models import ChunkStatus, JobStatus, ScoringJob
 from metrics_service.scorers import REGISTRY
 from metrics_service.services import submit_scoring_job
-from tests.celery_helpers import EXTRA_SCORERS_ENV, TEST_SCORERS, CeleryWorker, broker, wait_for
+from tests.celery_helpers import (
+    EXTRA_SCORERS_ENV,
+    TEST_SCORERS,
+    CeleryWorker,
+    broker,
+    wait_for,
+)
 from tests.tiny_models import tiny_seq2seq_dir  # noqa: F401 - fixture
 
 pytestmark = [pytest.mark.celery_worker, pytest.mark.slow]
@@ -53,7 +58,7 @@ def assert_scored_once(job: ScoringJob, outputs: set[str], summary_ids: list[int
     assert {jid for _, _, jid in rows} == {job.pk}
 
 
-def test_rouge_and_coco_jobs_run_on_a_real_worker(transactional_db, tiny_seq2seq_dir):
+def test_rouge_and_coco_jobs_run_on_a_real_worker(transactional_db, tiny_seq2seq_dir):  # noqa: F811
     campaign = make_campaign("worker-real", n_documents=3, with_references=True)
     ids = sorted(Summary.objects.filter(document__campaign=campaign).values_list("id", flat=True))
     systems = sorted(Summary.objects.filter(document__campaign=campaign, is_reference=False).values_list("id", flat=True))

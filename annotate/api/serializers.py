@@ -34,11 +34,22 @@ class CampaignSerializer(serializers.ModelSerializer):
         help_text="Usernames of the researchers granted read/export access.",
     )
     document_count = serializers.SerializerMethodField()
+    auto_score_metrics = serializers.ListField(
+        child=serializers.CharField(max_length=50), required=False, help_text="Metrics computed for new summaries, e.g. [\"rouge\"]."
+    )
 
     class Meta:
         model = Campaign
         exclude = ["exclusive_with"]
         read_only_fields = ["status", "created_at", "updated_at", "started_at", "finished_at"]
+
+    def validate_auto_score_metrics(self, value: list[str]) -> list[str]:
+        from metrics_service.scorers import REGISTRY
+
+        unknown = sorted(set(value) - set(REGISTRY))
+        if unknown:
+            raise serializers.ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(sorted(REGISTRY))}")
+        return value
 
     @extend_schema_field(serializers.IntegerField())
     def get_document_count(self, campaign: Campaign) -> int:

@@ -84,31 +84,38 @@ def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
         return existing
 
     protocol = protocol_for(campaign.kind)
-    candidates = _candidate_items(worker, campaign)
-    if campaign.is_bump:
-        # Spread a summary's edits over different workers: unseen summaries first, shuffled.
-        ordered = list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
-    else:
-        # Complete items that are already under way first, then in campaign order.
-        ordered = list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
-    for candidate in ordered:
-        try:
-            with transaction.atomic():
-                item = Item.objects.select_for_update().get(pk=candidate.pk)
-                live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
-                if live >= campaign.redundancy:
-                    continue
-                assignment = Assignment(
-                    item=item,
-                    worker=worker,
-                    expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
-                )
-                protocol.prepare_assignment(assignment)
-                assignment.save()
-                return assignment
-        except IntegrityError:
-            # The same worker claimed this item from another request at the same moment.
-            continue
+    with transaction.atomic():
+        # One claim at a time per worker and campaign (the participation row lock): requests from several
+        # tabs at once would otherwise each claim a different item and hold several slots.
+        Participation.objects.select_for_update().filter(pk=participation.pk).first()
+        existing = current_assignment(worker, campaign)
+        if existing is not None:
+            return existing
+        candidates = _candidate_items(worker, campaign)
+        if campaign.is_bump:
+            # Spread a summary's edits over different workers: unseen summaries first, shuffled.
+            ordered = list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
+        else:
+            # Complete items that are already under way first, then in campaign order.
+            ordered = list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
+        for candidate in ordered:
+            try:
+                with transaction.atomic():
+                    item = Item.objects.select_for_update().get(pk=candidate.pk)
+                    live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+                    if live >= campaign.redundancy:
+                        continue
+                    assignment = Assignment(
+                        item=item,
+                        worker=worker,
+                        expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+                    )
+                    protocol.prepare_assignment(assignment)
+                    assignment.save()
+                    return assignment
+            except IntegrityError:
+                # The same worker claimed this item from another request at the same moment.
+                continue
     return None
 
 

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from annotate.models import Campaign
 from metrics_service.models import JobStatus, ScoringJob
-from metrics_service.services import job_progress, submit_scoring_job
+from metrics_service.services import build_scorer, job_progress, submit_scoring_job
 
 
 def parse_config_options(values: list[str]) -> dict[str, dict]:
@@ -63,6 +63,11 @@ class Command(BaseCommand):
         unused = sorted(set(configs) - set(metrics))
         if unused:
             raise CommandError(f"options given for metric(s) not requested: {', '.join(unused)}")
+        for metric in metrics:  # validate every metric first: a typo in the last one submits nothing
+            try:
+                build_scorer(metric, configs.get(metric))
+            except ValueError as exc:
+                raise CommandError(f"{metric}: {exc}") from exc
         show = not options["no_progress"]
 
         jobs: list[ScoringJob] = []
