@@ -307,3 +307,20 @@ def test_imported_frank_subset_renders_a_task_with_its_traps(client):
     assert all(trap_ids) and Trap.objects.filter(pk__in=trap_ids, document=assignment.item.document).count() == len(set(trap_ids))
     data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', page, re.S).group(1))
     assert len(data["summaries"]) == len(assignment.layout["summaries"]) and not re.search(r"\bF[0-6]\b", page)
+
+
+def test_manage_page_submits_scoring_jobs_and_shows_them(client):
+    """The campaign page scores summaries with a chosen metric (eager Celery) and lists the job's progress."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import MetricScore
+    campaign = make_campaign()
+    make_document(campaign)
+    admin = get_user_model().objects.create_user("score-admin", password="pw-Score-123", is_staff=True)
+    client.force_login(admin)
+    response = client.post(f"/manage/{campaign.slug}/score/", {"metric": ["rouge"]}, follow=True)
+    assert response.status_code == 200
+    assert b"scoring job" in response.content and b"rouge" in response.content
+    assert MetricScore.objects.filter(summary__document__campaign=campaign, metric="rouge2_precision_article").exists()
+    bad = client.post(f"/manage/{campaign.slug}/score/", {"metric": ["nonsense"]}, follow=True)
+    assert b"unknown: nonsense" in bad.content

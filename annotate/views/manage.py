@@ -52,8 +52,12 @@ def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
+    from metrics_service.services import campaign_scoring_jobs
+
     return render(request, "annotate/manage/campaign.html", {
         "campaign": campaign,
+        "scoring_jobs": campaign_scoring_jobs(campaign),
+        "metric_choices": PAGE_METRICS,
         "progress": campaign_progress(campaign),
         "workers": worker_table(campaign),
         "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
@@ -87,6 +91,32 @@ def campaign_action(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"The campaign is now {campaign.get_status_display().lower()}.")
         except CampaignStateError as exc:
             messages.error(request, f"Cannot {action} the campaign: {exc}.")
+    return redirect("annotate:manage-campaign", slug)
+
+
+# Metrics offered on the campaign page (model-based ones need local weights; see README "Scoring summaries").
+PAGE_METRICS = ("rouge", "bleu", "meteor", "bertscore", "coco", "bartscore")
+
+
+@staff_required
+@require_POST
+def score(request: HttpRequest, slug: str) -> HttpResponse:
+    """Submit one scoring job per selected metric; progress shows in the page's scoring table."""
+    from metrics_service.services import submit_scoring_job
+
+    campaign = get_object_or_404(Campaign, slug=slug)
+    metrics_chosen = [m for m in request.POST.getlist("metric") if m]
+    unknown = [m for m in metrics_chosen if m not in PAGE_METRICS]
+    if not metrics_chosen or unknown:
+        messages.error(request, "Choose at least one metric" + (f" (unknown: {', '.join(unknown)})" if unknown else "") + ".")
+        return redirect("annotate:manage-campaign", slug)
+    for metric in metrics_chosen:
+        try:
+            job = submit_scoring_job(metric=metric, campaign=campaign, user=request.user)
+        except ValueError as exc:
+            messages.error(request, f"{metric}: {exc}")
+        else:
+            messages.success(request, f"{metric}: scoring job {job.pk} submitted ({job.total} summaries).")
     return redirect("annotate:manage-campaign", slug)
 
 

@@ -1,0 +1,167 @@
+"""BUMP minimal-pair editing (Ma et al., ACL 2023) on the shared workflow.
+
+One item = a reference summary and, for Task 1, the error type to introduce (Task 2: any error). The
+worker copies a checkpoint code shown in the middle of the instructions, edits the reference minimally
+(or, in Task 1, says the type cannot be introduced: N/A) and submits. Storing a submission creates the
+edited ``Summary`` ("human-edit") and an ``Edit`` with automatic hints, waiting for expert review; an
+N/A re-queues the (summary, type) as an expert item.
+"""
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from django.db import transaction
+
+from annotate import bump_taxonomy, edits
+from annotate.models import Assignment, Campaign, CampaignKind, Edit, Item, Summary
+from annotate.nlp import split_sentences
+from annotate.services.errors import InvalidSubmission
+
+from .base import Protocol, SubmissionResult
+
+logger = logging.getLogger(__name__)
+
+CHECKPOINT_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
+CHECKPOINT_LENGTH = 6
+EDIT_SYSTEM = "human-edit"
+MAX_EDIT_CHARS = 5000
+
+
+def new_checkpoint_code(length: int = CHECKPOINT_LENGTH) -> str:
+    """A random code for the instructions' checkpoint (cryptographic randomness: it cannot be guessed)."""
+    return "".join(secrets.choice(CHECKPOINT_ALPHABET) for _ in range(length))
+
+
+def checkpoint_matches(expected: str, given: Any) -> bool:
+    """The typed code matches, ignoring case and surrounding spaces."""
+    return isinstance(given, str) and bool(expected) and given.strip().upper() == expected.upper()
+
+
+def count_sentences(text: str) -> int:
+    return len(split_sentences(text))
+
+
+def task_page_data(assignment: Assignment) -> dict[str, Any]:
+    """Everything the editing page shows: article, reference, the requested type, the checkpoint code."""
+    item = assignment.item
+    document = item.document
+    requested = bump_taxonomy.BY_CODE.get(item.requested_error_type)
+    return {
+        "assignment": assignment.pk,
+        "article": document.sentences or split_sentences(document.text),
+        "reference": item.summary.text,
+        "requested": None if requested is None else {
+            "code": requested.code, "name": requested.name, "description": requested.description,
+            "example": requested.example_edit, "explanation": requested.explanation,
+        },
+        "checkpoint_code": assignment.checkpoint_code,
+        "max_edit_distance": item.campaign.max_edit_distance,
+    }
+
+
+def create_edited_summary(source: Summary, text: str, *, requested_error_type: str, external_id: str) -> Summary:
+    """The edited summary row of a minimal pair (system "human-edit", linked to its reference)."""
+    return Summary.objects.create(
+        document=source.document, system=EDIT_SYSTEM, text=text, sentences=split_sentences(text),
+        edited_from=source, requested_error_type=requested_error_type, external_id=external_id,
+    )
+
+
+def requeue_for_experts(item: Item) -> Item:
+    """An N/A (summary, type) becomes an expert item, once (a second N/A reuses the open one)."""
+    expert, _ = Item.objects.get_or_create(
+        campaign=item.campaign, document=item.document, summary=item.summary,
+        requested_error_type=item.requested_error_type, for_experts=True,
+        defaults={"position": item.position},
+    )
+    return expert
+
+
+def schedule_auto_scoring(campaign: Campaign, summary_ids: list[int]) -> None:
+    """Score new edited summaries with the campaign's ``auto_score_metrics`` once the submit has committed."""
+    if not campaign.auto_score_metrics or not summary_ids:
+        return
+
+    def run() -> None:
+        from metrics_service.services import auto_score_summaries
+
+        try:
+            auto_score_summaries(campaign, summary_ids)
+        except Exception:  # scoring must never lose a stored edit; the failure is logged for the admin
+            logger.exception("automatic scoring of summaries %s in campaign %s failed", summary_ids, campaign.slug)
+
+    transaction.on_commit(run)
+
+
+class _BumpProtocol(Protocol):
+    tutorial_url_name = None
+    allows_not_applicable = False
+
+    def prepare_assignment(self, assignment: Assignment) -> None:
+        assignment.checkpoint_code = new_checkpoint_code()
+        assignment.layout = {"checkpoint": True}
+
+    def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
+        item = assignment.item
+        campaign = item.campaign
+        if not checkpoint_matches(assignment.checkpoint_code, payload.get("checkpoint")):
+            raise InvalidSubmission(
+                "The checkpoint code is wrong: copy the code shown in the middle of the instructions into the "
+                "checkpoint box. Your edit was kept; nothing was stored.",
+                field_errors={"checkpoint": "wrong code"},
+            )
+        not_applicable = payload.get("not_applicable", False)
+        if not isinstance(not_applicable, bool):
+            raise InvalidSubmission("not_applicable must be true or false")
+        if not_applicable:
+            if not self.allows_not_applicable:
+                raise InvalidSubmission("N/A is not possible in this task: introduce one error of any kind.")
+            Edit.objects.create(
+                assignment=assignment, worker_id=assignment.worker_id, source_summary=item.summary,
+                requested_error_type=item.requested_error_type, is_not_applicable=True,
+            )
+            requeue_for_experts(item)
+            return SubmissionResult(stored_rows=1, extra={"not_applicable": True})
+        text = payload.get("edited")
+        if not isinstance(text, str):
+            raise InvalidSubmission("The edited summary is missing.", field_errors={"edited": "missing"})
+        if len(text) > MAX_EDIT_CHARS:
+            raise InvalidSubmission(f"The edited summary is too long (over {MAX_EDIT_CHARS} characters).", field_errors={"edited": "too long"})
+        text = " ".join(text.split())
+        reference = item.summary.text
+        problems = edits.edit_problems(reference, text, max_distance=campaign.max_edit_distance, count_sentences=count_sentences)
+        if problems:
+            raise InvalidSubmission(problems["edited"] + " Your edit was kept; nothing was stored.", field_errors=problems)
+        edited = create_edited_summary(
+            item.summary, text, requested_error_type=item.requested_error_type, external_id=f"edit:{assignment.pk}"
+        )
+        inserted = edits.inserted_words(reference, text)
+        hints = edits.edit_hints(inserted, item.document.text, item.requested_error_type)
+        Edit.objects.create(
+            assignment=assignment, worker_id=assignment.worker_id, source_summary=item.summary, edited_summary=edited,
+            requested_error_type=item.requested_error_type, text=text,
+            word_distance=edits.word_edit_distance(reference, text), inserted_words=inserted,
+            hint_inserted_in_article=hints.inserted_in_article, hint_likely_kind=hints.likely_kind,
+            hint_disagrees=hints.disagrees,
+        )
+        schedule_auto_scoring(campaign, [edited.pk])
+        return SubmissionResult(stored_rows=1, new_summary_ids=[edited.pk], extra={"hint": hints.likely_kind})
+
+
+class BumpTaxonomyProtocol(_BumpProtocol):
+    """Task 1: introduce one error of the requested type, or N/A."""
+
+    kind = CampaignKind.BUMP_TAXONOMY
+    qualification_url_name = "bump-qualification"
+    task_url_name = "bump-task"
+    allows_not_applicable = True
+
+
+class BumpFreeProtocol(_BumpProtocol):
+    """Task 2: introduce one error of any kind (no N/A)."""
+
+    kind = CampaignKind.BUMP_FREE
+    qualification_url_name = "bump-qualification"
+    task_url_name = "bump-task"
