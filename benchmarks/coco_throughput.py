@@ -29,10 +29,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SHAPES = {
-    "large": dict(d_model=1024, encoder_layers=12, decoder_layers=12, encoder_attention_heads=16,
-                  decoder_attention_heads=16, encoder_ffn_dim=4096, decoder_ffn_dim=4096),
-    "small": dict(d_model=256, encoder_layers=3, decoder_layers=3, encoder_attention_heads=4,
-                  decoder_attention_heads=4, encoder_ffn_dim=1024, decoder_ffn_dim=1024),
+    "large": {"d_model": 1024, "encoder_layers": 12, "decoder_layers": 12, "encoder_attention_heads": 16,
+              "decoder_attention_heads": 16, "encoder_ffn_dim": 4096, "decoder_ffn_dim": 4096},
+    "small": {"d_model": 256, "encoder_layers": 3, "decoder_layers": 3, "encoder_attention_heads": 4,
+              "decoder_attention_heads": 4, "encoder_ffn_dim": 1024, "decoder_ffn_dim": 1024},
 }
 VOCAB_SIZE = 50264
 MAX_POSITIONS = 1024
@@ -67,7 +67,11 @@ def make_pairs(n: int, doc_sentences: int, summary_sentences: int, seed: int = 0
 def build_model(shape: str, directory: Path) -> Path:
     import torch
     from tokenizers import AddedToken, ByteLevelBPETokenizer, processors
-    from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
+    from transformers import (
+        BartConfig,
+        BartForConditionalGeneration,
+        PreTrainedTokenizerFast,
+    )
 
     corpus = [" ".join(sentence(random.Random(i)) for _ in range(5)) for i in range(2000)]
     bpe = ByteLevelBPETokenizer()
@@ -92,7 +96,13 @@ def naive_coco(lm, document: str, summary: str, masks, mask_token: str) -> dict[
     import numpy as np
     import torch
 
-    from metrics_service.scorers.coco import document_tokens, fit_document, key_tokens, mask_flags, masked_text
+    from metrics_service.scorers.coco import (
+        document_tokens,
+        fit_document,
+        key_tokens,
+        mask_flags,
+        masked_text,
+    )
     from metrics_service.text import parse
 
     keys = key_tokens(parse(summary))

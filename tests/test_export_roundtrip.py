@@ -38,9 +38,6 @@ def frank_subset(tmp_path):
     return tmp_path
 
 
-def _documents(slug: str) -> set:
-    return set(Document.objects.filter(campaign__slug=slug).values_list("external_id", "dataset", "split", "text", "url").order_by())
-
 
 def _content(slug: str) -> dict:
     docs = {d.external_id: d for d in Document.objects.filter(campaign__slug=slug)}
@@ -180,3 +177,29 @@ def test_bump_export_reimports_with_the_same_pairs_types_and_scores(admin_client
     path.write_bytes(exported)
     import_dataset("bump", [path], campaign_slug="bump-b")
     assert _bump_pairs("bump-a") and _bump_pairs("bump-b") == _bump_pairs("bump-a")
+
+
+def test_streamed_frank_scores_match_the_statistics_module():
+    """The exporter's plain-Python scores equal metrics_service.stats.factuality.summary_human_scores."""
+    import random
+
+    import pandas as pd
+
+    from annotate.exporters.frank import frank_scores
+    from annotate.frank_typology import CODES, data_file_key
+    from metrics_service.stats.factuality import summary_human_scores
+
+    rng = random.Random(7)
+    rows = []
+    for summary_id in range(40):
+        for index in range(rng.randint(1, 4)):
+            for worker in range(rng.choice([1, 2, 3, 4])):
+                factual = rng.random() < 0.6
+                categories = [] if factual else rng.sample(list(CODES), rng.randint(0, 2))
+                rows.append((summary_id, index, worker, factual, categories))
+    frame = pd.DataFrame(rows, columns=["summary_id", "sentence_index", "worker_id", "factual", "categories"])
+    expected = summary_human_scores(frame)
+    for summary_id, row in expected.iterrows():
+        got = frank_scores((i, f, c) for s, i, _, f, c in rows if s == summary_id)
+        want = {(f"Flip_{data_file_key(k[5:])}" if k.startswith("Flip_") else data_file_key(k)): v for k, v in row.items()}
+        assert got == pytest.approx(want), summary_id

@@ -324,3 +324,13 @@ def test_manage_page_submits_scoring_jobs_and_shows_them(client):
     assert MetricScore.objects.filter(summary__document__campaign=campaign, metric="rouge2_precision_article").exists()
     bad = client.post(f"/manage/{campaign.slug}/score/", {"metric": ["nonsense"]}, follow=True)
     assert b"unknown: nonsense" in bad.content
+
+
+def test_only_worker_pages_may_be_framed_by_the_crowd_platform(client):
+    campaign = make_campaign()
+    page = client.get(f"/c/{campaign.slug}/")
+    assert "frame-ancestors 'self' https://www.mturk.com" in page["Content-Security-Policy"]
+    assert "X-Frame-Options" not in page
+    login = client.get("/accounts/login/")
+    assert login["X-Frame-Options"] in ("DENY", "SAMEORIGIN")
+    assert "Content-Security-Policy" not in login

@@ -125,7 +125,11 @@ def test_factcc_hand_computed(tiny_nli_dir, tiny_nli_unnamed_dir, nli):  # noqa:
 
 def test_label_discovery():
     from metrics_service.scorers import ScorerError
-    from metrics_service.scorers.entailment import CONTRADICTION_NAMES, ENTAILMENT_NAMES, find_label
+    from metrics_service.scorers.entailment import (
+        CONTRADICTION_NAMES,
+        ENTAILMENT_NAMES,
+        find_label,
+    )
 
     factcc_labels = {0: "INCORRECT", 1: "CORRECT"}
     assert find_label(factcc_labels, ENTAILMENT_NAMES, None, "entailment") == 1

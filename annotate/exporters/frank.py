@@ -5,7 +5,7 @@ Three kinds of files, like FRANK's data folder:
 * ``human_annotations.json``: one record per annotated summary: ``hash`` (document id), ``model_name``
   (system), ``dataset`` (``cnndm``; ``bbc`` for XSum, as FRANK writes it), ``split``, ``Factuality``, the
   per-category and per-group scores and the ``Flip_*`` ablations. Summaries with judgements get scores
-  computed from them (:func:`metrics_service.stats.factuality.summary_human_scores`); imported FRANK
+  computed from them (:func:`frank_scores`, the definitions of ``metrics_service.stats.factuality``); imported FRANK
   summaries without judgements pass their imported ``human_scores`` through.
 * ``human_annotations_sentence.json``: one record per summary with judgements: its sentences and, per
   sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error"), annotators being pseudonymised workers.
@@ -22,13 +22,11 @@ import io
 import json
 import math
 import zipfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import pandas as pd
-
-from annotate.frank_typology import data_file_key
+from annotate.frank_typology import CODES, GROUPS, data_file_key, normalize_code
 from annotate.models import Campaign, Dataset, Document, Summary, Trap
 
 from .pseudonyms import WorkerNamer
@@ -59,40 +57,78 @@ def _batches(queryset, fields: tuple[str, ...], size: int = BATCH) -> Iterator[l
         last = batch[-1]["pk"]
 
 
-def _judgement_frame(campaign: Campaign, filters: ExportFilters, summary_ids: list[int]) -> pd.DataFrame:
-    rows = list(
-        campaign_judgements(campaign, filters)
-        .filter(summary_id__in=summary_ids)
+Vote = tuple[int, int, bool, list[str]]  # (sentence_index, worker_id, factual, categories)
+
+
+def _judgements_by_summary(campaign: Campaign, filters: ExportFilters, summary_ids: list[int]) -> dict[int, list[Vote]]:
+    votes: dict[int, list[Vote]] = defaultdict(list)
+    rows = (
+        campaign_judgements(campaign, filters).filter(summary_id__in=summary_ids)
         .order_by("summary_id", "sentence_index", "worker_id")
         .values_list("summary_id", "sentence_index", "worker_id", "factual", "categories")
     )
-    return pd.DataFrame(rows, columns=["summary_id", "sentence_index", "worker_id", "factual", "categories"])
+    for summary_id, index, worker_id, factual, categories in rows:
+        votes[summary_id].append((index, worker_id, factual, categories or []))
+    return votes
+
+
+def _codes(categories: Iterable[str]) -> frozenset[str]:
+    return frozenset(normalize_code(c) for c in categories)
+
+
+def _majority_units(votes: list[tuple[int, bool, frozenset[str]]]) -> list[tuple[bool, frozenset[str]]]:
+    """Per judged sentence: the majority label (factual when at least half say so) and the modal error codes."""
+    by_sentence: dict[int, list[tuple[bool, frozenset[str]]]] = defaultdict(list)
+    for index, factual, codes in votes:
+        by_sentence[index].append((factual, codes))
+    units = []
+    for index in sorted(by_sentence):
+        group = by_sentence[index]
+        factual = sum(f for f, _ in group) * 2 >= len(group)
+        modal: frozenset[str] = frozenset()
+        if not factual:
+            counts = Counter(code for _, codes in group for code in codes)
+            if counts:
+                top = max(counts.values())
+                modal = frozenset(c for c, n in counts.items() if n == top)
+        units.append((factual, modal))
+    return units
+
+
+def frank_scores(votes: Iterable[tuple[int, bool, Iterable[str]]]) -> dict[str, float]:
+    """FRANK's summary scores from ``(sentence_index, factual, categories)`` judgements, keyed as FRANK's files.
+
+    The definitions of :mod:`metrics_service.stats.factuality` (``summary_human_scores``), in plain Python
+    so that the export streams: ``Factuality`` = mean over judged sentences of the majority label; per
+    category/group = 1 - share of sentences whose modal codes include it; ``Flip_<c>`` = Factuality after
+    dropping ``c`` (or the group's codes) from every judgement (a non-factual judgement left without a code
+    becomes factual).
+    """
+    parsed = [(index, bool(factual), _codes(categories)) for index, factual, categories in votes]
+    units = _majority_units(parsed)
+    n = len(units)
+    scores: dict[str, float] = {"Factuality": sum(f for f, _ in units) / n}
+    for code in CODES:
+        scores[data_file_key(code)] = sum(code not in modal for _, modal in units) / n
+    for group, members in GROUPS.items():
+        scores[group] = sum(not (modal & set(members)) for _, modal in units) / n
+
+    def flipped(removed: frozenset[str]) -> float:
+        changed = [(i, f or not codes or not (codes - removed), frozenset()) for i, f, codes in parsed]
+        return sum(f for f, _ in _majority_units(changed)) / n
+
+    for code in CODES:
+        scores[f"Flip_{data_file_key(code)}"] = flipped(frozenset([code]))
+    for group, members in GROUPS.items():
+        scores[f"Flip_{group}"] = flipped(frozenset(members))
+    return scores
 
 
 def _clean(value: Any) -> float | None:
-    if value is None:
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     value = float(value)
     return None if math.isnan(value) or math.isinf(value) else value
-
-
-def _scores_from_judgements(judgements: pd.DataFrame) -> dict[int, dict[str, float]]:
-    """Per summary id: FRANK's score columns (category keys as FRANK's files spell them)."""
-    from metrics_service.stats.factuality import summary_human_scores
-
-    if judgements.empty:
-        return {}
-    table = summary_human_scores(judgements)
-    out: dict[int, dict[str, float]] = {}
-    for summary_id, row in table.iterrows():
-        scores: dict[str, float] = {}
-        for column, value in row.items():
-            key = f"Flip_{data_file_key(column[5:])}" if column.startswith("Flip_") else data_file_key(column)
-            cleaned = _clean(value)
-            if cleaned is not None:
-                scores[key] = cleaned
-        out[int(summary_id)] = scores
-    return out
 
 
 def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = None) -> Iterator[dict[str, Any]]:
@@ -100,9 +136,12 @@ def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = Non
     filters = filters or ExportFilters()
     fields = ("system", "document__external_id", "document__dataset", "document__split", "human_scores")
     for batch in _batches(_summaries(campaign, filters), fields):
-        computed = _scores_from_judgements(_judgement_frame(campaign, filters, [s["pk"] for s in batch]))
+        votes = _judgements_by_summary(campaign, filters, [s["pk"] for s in batch])
         for s in batch:
-            scores = computed.get(s["pk"]) or {k: v for k, v in (s["human_scores"] or {}).items() if _clean(v) is not None}
+            if s["pk"] in votes:
+                scores = frank_scores((index, factual, categories) for index, _, factual, categories in votes[s["pk"]])
+            else:
+                scores = {k: v for k, v in (s["human_scores"] or {}).items() if _clean(v) is not None}
             if "Factuality" not in scores:
                 continue
             yield {
@@ -112,13 +151,13 @@ def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = Non
             }
 
 
-def _sentence_annotations(judgements: pd.DataFrame, n_sentences: int, namer: WorkerNamer) -> list[dict[str, list[str]]]:
+def _sentence_annotations(votes: list[Vote], n_sentences: int, namer: WorkerNamer) -> list[dict[str, list[str]]]:
     per_sentence: list[dict[str, list[str]]] = [{} for _ in range(n_sentences)]
-    for row in judgements.itertuples(index=False):
-        while row.sentence_index >= len(per_sentence):  # judgements beyond the stored sentences are kept
+    for index, worker_id, factual, categories in votes:
+        while index >= len(per_sentence):  # judgements beyond the stored sentences are kept
             per_sentence.append({})
-        codes = [data_file_key(c) for c in (row.categories or [])]
-        per_sentence[row.sentence_index][namer(row.worker_id)] = [NO_ERROR] if row.factual or not codes else codes
+        codes = [data_file_key(c) for c in categories]
+        per_sentence[index][namer(worker_id)] = [NO_ERROR] if factual or not codes else codes
     return per_sentence
 
 
@@ -130,10 +169,9 @@ def iter_sentence_records(
     namer = WorkerNamer(campaign.pk, reveal=reveal_workers)
     fields = ("system", "text", "sentences", "document_id", "document__external_id", "document__dataset", "document__split")
     for batch in _batches(_summaries(campaign, filters), fields):
-        judgements = _judgement_frame(campaign, filters, [s["pk"] for s in batch])
-        if judgements.empty:
+        by_summary = _judgements_by_summary(campaign, filters, [s["pk"] for s in batch])
+        if not by_summary:
             continue
-        by_summary = dict(tuple(judgements.groupby("summary_id", sort=False)))
         document_ids = {s["document_id"] for s in batch if s["pk"] in by_summary}
         references = dict(
             Summary.objects.filter(document_id__in=document_ids, is_reference=True, edited_from__isnull=True)

@@ -72,7 +72,7 @@ def resolve_local_dir(name_or_path: str | os.PathLike, what: str = "model") -> s
 
     try:
         return snapshot_download(name, local_files_only=True)
-    except Exception:  # noqa: BLE001 - any failure means "not cached"
+    except Exception:  # noqa: BLE001, S110 - any failure means "not cached"; the hub is tried next
         pass
     if hub_offline():
         raise ScorerError(
@@ -80,7 +80,7 @@ def resolve_local_dir(name_or_path: str | os.PathLike, what: str = "model") -> s
         )
     try:
         return snapshot_download(name)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise ScorerError(f"{what} {name!r} not found locally and could not be fetched ({exc}); pass a local path") from exc
 
 

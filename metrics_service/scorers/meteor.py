@@ -68,7 +68,7 @@ def load_wordnet(nltk_data: str | os.PathLike | None = None) -> Any:
             if all((wordnet_dir / name).is_file() for name in _REQUIRED):
                 try:
                     return _reader(str(wordnet_dir.resolve()))
-                except Exception as exc:  # noqa: BLE001 - a damaged copy: say how to repair it
+                except Exception as exc:
                     raise ScorerError(
                         f"WordNet in {wordnet_dir} cannot be read ({exc}); reinstall it with "
                         f"'python scripts/install_wordnet.py'"

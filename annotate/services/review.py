@@ -1,0 +1,135 @@
+"""Expert review of BUMP edits: confirm or correct the error type, reject, and complete N/A items.
+
+Reviewers are staff users and members of the ``reviewers`` group (like ``researchers`` in
+``annotate.roles``). Only reviewed (accepted or corrected) edits enter exports
+(``annotate.selectors_bump.exportable_pairs``).
+"""
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.db import transaction
+from django.utils import timezone
+
+from annotate import bump_taxonomy, edits
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Edit,
+    Item,
+    ReviewStatus,
+    Worker,
+)
+from annotate.protocols.bump import count_sentences, create_edited_summary, schedule_auto_scoring
+
+from .errors import AssignmentClosed, InvalidSubmission, NotEligible
+
+REVIEWER_GROUP = "reviewers"
+REVIEW_ACTIONS = ("accept", "correct", "reject")
+
+
+def is_reviewer(user: AbstractBaseUser | AnonymousUser) -> bool:
+    if not user or not user.is_authenticated:
+        return False
+    return bool(user.is_staff) or user.groups.filter(name=REVIEWER_GROUP).exists()
+
+
+def make_reviewer(user) -> None:
+    group, _ = Group.objects.get_or_create(name=REVIEWER_GROUP)
+    user.groups.add(group)
+
+
+def _require_reviewer(user) -> None:
+    if not is_reviewer(user):
+        raise NotEligible("Only reviewers (staff or the 'reviewers' group) may review edits.")
+
+
+def review_edit(edit_id: int, reviewer, action: str, *, corrected_type: str = "", comment: str = "") -> Edit:
+    """Record a reviewer's decision on an edit.
+
+    * ``accept``: the edit has the requested type (``corrected_error_type`` = requested type);
+    * ``correct``: the edit has another type, ``corrected_type`` (any taxonomy code, "other" included);
+      free-style (Task 2) edits are typed this way;
+    * ``reject``: not a valid minimal edit; it never enters exports.
+
+    The edited summary's ``corrected_error_type`` follows, so exports and statistics see the reviewed type.
+    A decision may be changed later (the last one counts). N/A records cannot be reviewed this way: their
+    expert item is completed with :func:`complete_expert_item`.
+    """
+    _require_reviewer(reviewer)
+    if action not in REVIEW_ACTIONS:
+        raise InvalidSubmission(f"unknown review action {action!r}; expected one of {', '.join(REVIEW_ACTIONS)}")
+    with transaction.atomic():
+        edit = Edit.objects.select_for_update().select_related("edited_summary").filter(pk=edit_id).first()
+        if edit is None:
+            raise AssignmentClosed("This edit no longer exists.")
+        if edit.is_not_applicable or edit.edited_summary is None:
+            raise InvalidSubmission("An N/A answer has no edit to review; complete its expert item instead.")
+        if action == "accept":
+            if not edit.requested_error_type:
+                raise InvalidSubmission("A free-style edit has no requested type to confirm: choose its error type.", field_errors={"corrected_type": "required"})
+            corrected, status = edit.requested_error_type, ReviewStatus.ACCEPTED
+        elif action == "correct":
+            if corrected_type not in bump_taxonomy.CODES:
+                raise InvalidSubmission(
+                    "Choose the edit's error type (one of: " + ", ".join(t.name for t in bump_taxonomy.TYPES) + ").",
+                    field_errors={"corrected_type": "required"},
+                )
+            corrected = corrected_type
+            status = ReviewStatus.ACCEPTED if corrected == edit.requested_error_type else ReviewStatus.CORRECTED
+        else:
+            corrected, status = "", ReviewStatus.REJECTED
+        edit.review_status = status
+        edit.corrected_error_type = corrected
+        edit.reviewer = reviewer
+        edit.review_comment = (comment or "")[:2000]
+        edit.reviewed_at = timezone.now()
+        edit.save(update_fields=["review_status", "corrected_error_type", "reviewer", "review_comment", "reviewed_at"])
+        summary = edit.edited_summary
+        summary.corrected_error_type = corrected
+        summary.save(update_fields=["corrected_error_type"])
+    return edit
+
+
+def complete_expert_item(item_id: int, reviewer, *, edited_text: str = "", not_applicable: bool = False) -> Edit:
+    """An expert's edit for a re-queued N/A item (or the expert's confirmation that the type is N/A).
+
+    The same minimality rules as for workers apply. The expert edit is accepted at once (it is a review).
+    The item is closed by a submitted assignment of the reviewer, so it is completed only once.
+    """
+    _require_reviewer(reviewer)
+    worker, _ = Worker.objects.get_or_create(user=reviewer)
+    with transaction.atomic():
+        item = Item.objects.select_for_update().select_related("campaign", "summary", "document").filter(pk=item_id, for_experts=True).first()
+        if item is None:
+            raise AssignmentClosed("This expert item does not exist.")
+        if item.assignments.filter(status=AssignmentStatus.SUBMITTED).exists():
+            raise AssignmentClosed("This expert item was already completed.")
+        now = timezone.now()
+        assignment = Assignment.objects.create(
+            item=item, worker=worker, status=AssignmentStatus.SUBMITTED, expires_at=now, submitted_at=now,
+        )
+        common = {
+            "assignment": assignment, "worker": worker, "source_summary": item.summary,
+            "requested_error_type": item.requested_error_type, "review_status": ReviewStatus.ACCEPTED,
+            "reviewer": reviewer, "reviewed_at": now, "review_comment": "expert edit",
+        }
+        if not_applicable:
+            return Edit.objects.create(is_not_applicable=True, **common)
+        text = " ".join((edited_text or "").split())
+        reference = item.summary.text
+        problems = edits.edit_problems(reference, text, max_distance=item.campaign.max_edit_distance, count_sentences=count_sentences)
+        if problems:
+            raise InvalidSubmission(problems["edited"], field_errors=problems)
+        summary = create_edited_summary(item.summary, text, requested_error_type=item.requested_error_type, external_id=f"expert:{assignment.pk}")
+        summary.corrected_error_type = item.requested_error_type
+        summary.save(update_fields=["corrected_error_type"])
+        inserted = edits.inserted_words(reference, text)
+        hints = edits.edit_hints(inserted, item.document.text, item.requested_error_type)
+        edit = Edit.objects.create(
+            edited_summary=summary, text=text, word_distance=edits.word_edit_distance(reference, text),
+            inserted_words=inserted, hint_inserted_in_article=hints.inserted_in_article,
+            hint_likely_kind=hints.likely_kind, hint_disagrees=hints.disagrees,
+            corrected_error_type=item.requested_error_type, **common,
+        )
+        schedule_auto_scoring(item.campaign, [summary.pk])
+    return edit
