@@ -1,3 +1,13 @@
-from django.urls import path  # noqa: F401
+"""BUMP routes (namespace ``annotate``); the campaign entry ``/c/<slug>/`` is shared (``urls_frank``)."""
+from django.urls import path
 
-urlpatterns: list = []
+from .views import bump
+
+urlpatterns = [
+    path("c/<slug:slug>/bump/qualification/", bump.qualification, name="bump-qualification"),
+    path("c/<slug:slug>/bump/task/", bump.task, name="bump-task"),
+    path("c/<slug:slug>/bump/task/<int:assignment_id>/submit/", bump.submit, name="bump-submit"),
+    path("c/<slug:slug>/bump/review/", bump.review, name="bump-review"),
+    path("c/<slug:slug>/bump/review/edit/<int:edit_id>/", bump.review_decide, name="bump-review-decide"),
+    path("c/<slug:slug>/bump/review/expert/<int:item_id>/", bump.expert_complete, name="bump-expert-complete"),
+]

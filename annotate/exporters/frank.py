@@ -101,8 +101,8 @@ def frank_scores(votes: Iterable[tuple[int, bool, Iterable[str]]]) -> dict[str, 
     The definitions of :mod:`metrics_service.stats.factuality` (``summary_human_scores``), in plain Python
     so that the export streams: ``Factuality`` = mean over judged sentences of the majority label; per
     category/group = 1 - share of sentences whose modal codes include it; ``Flip_<c>`` = Factuality after
-    dropping ``c`` (or the group's codes) from every judgement (a non-factual judgement left without a code
-    becomes factual).
+    dropping ``c`` (or the group's codes) from every judgement (a non-factual judgement whose codes were all
+    dropped becomes factual).
     """
     parsed = [(index, bool(factual), _codes(categories)) for index, factual, categories in votes]
     units = _majority_units(parsed)
@@ -114,7 +114,8 @@ def frank_scores(votes: Iterable[tuple[int, bool, Iterable[str]]]) -> dict[str, 
         scores[group] = sum(not (modal & set(members)) for _, modal in units) / n
 
     def flipped(removed: frozenset[str]) -> float:
-        changed = [(i, f or not codes or not (codes - removed), frozenset()) for i, f, codes in parsed]
+        # A non-factual judgement without any code stays non-factual (as in the statistics module).
+        changed = [(i, f if (f or not codes) else not (codes - removed), frozenset()) for i, f, codes in parsed]
         return sum(f for f, _ in _majority_units(changed)) / n
 
     for code in CODES:

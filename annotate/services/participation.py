@@ -48,7 +48,8 @@ def eligibility_problem(participation: Participation, *, for_main_task: bool = T
     if took_exclusive_qualification(worker, campaign):
         return "This task is only open to workers who did not take part in the related taxonomy task (Task 1)."
     if for_main_task:
-        if campaign.tutorial_required and not participation.tutorial_done:
+        # BUMP campaigns have no tutorial page (their instructions are in the task page).
+        if campaign.tutorial_required and not participation.tutorial_done and not campaign.is_bump:
             return "Please complete the tutorial first."
         if campaign.qualification_required and participation.qualification_status != QualificationStatus.PASSED:
             if participation.qualification_status == QualificationStatus.FAILED:
