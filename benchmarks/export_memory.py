@@ -27,15 +27,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.contrib.auth import get_user_model  # noqa: E402
+from django.contrib.auth import get_user_model
 
-from annotate.exporters.frank import stream_frank_zip  # noqa: E402
-from annotate.exporters.tabular import batched_lines, csv_lines, iter_rows, jsonl_lines  # noqa: E402
-from annotate.models import Campaign, Document, SentenceJudgement, Summary, Worker  # noqa: E402
+from annotate.exporters.frank import stream_frank_zip
+from annotate.exporters.tabular import batched_lines, csv_lines, iter_rows, jsonl_lines
+from annotate.models import Campaign, Document, SentenceJudgement, Summary, Worker
 
 SLUG = "bench-export-memory"
 SENTENCES_PER_SUMMARY = 4

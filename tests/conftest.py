@@ -40,3 +40,11 @@ def samples_dir() -> Path:
 def test_output_dir() -> Path:
     TEST_OUTPUT.mkdir(exist_ok=True)
     return TEST_OUTPUT
+
+
+@pytest.fixture(autouse=True)
+def _generous_rate_limits(settings):
+    """Many logins and submits from 127.0.0.1 in one minute are normal in tests; tests/test_security.py
+    lowers these rates (``override_settings``) where it checks the limits themselves."""
+    settings.FACTLAB_RATELIMIT_LOGIN = "100000/m"
+    settings.FACTLAB_RATELIMIT_SUBMIT = "100000/m"

@@ -81,3 +81,26 @@ def qualify(worker: Worker, campaign: Campaign) -> Participation:
     participation.qualification_status = QualificationStatus.PASSED
     participation.save()
     return participation
+
+
+BUMP_ARTICLE = (
+    "The Food and Drug Administration approved the first Ebola vaccine on Thursday. The vaccine, made by Merck, "
+    "was tested during the 2014 outbreak in Guinea. Dr. Peter Marks said the approval was an important step."
+)
+BUMP_REFERENCE = "The FDA approved the first Ebola vaccine , made by Merck , on Thursday ."
+
+
+def make_bump_document(campaign: Campaign, *, reference: str = BUMP_REFERENCE, article: str = BUMP_ARTICLE, types: list[str] | None = None) -> Summary:
+    """A BUMP article with its reference summary and the campaign's items: one per type in ``types``
+    (Task 1; default all seven requestable types) or one free-style item (Task 2). Returns the reference."""
+    from annotate.bump_taxonomy import REQUESTABLE
+
+    n = next(_seq)
+    document = Document.objects.create(campaign=campaign, external_id=str(1000 + n), text=article, sentences=[article])
+    summary = Summary.objects.create(document=document, system="reference", text=reference, sentences=[reference], is_reference=True)
+    if campaign.kind == CampaignKind.BUMP_TAXONOMY:
+        for k, code in enumerate(types if types is not None else [t.code for t in REQUESTABLE]):
+            Item.objects.create(campaign=campaign, document=document, summary=summary, requested_error_type=code, position=k)
+    else:
+        Item.objects.create(campaign=campaign, document=document, summary=summary, position=n)
+    return summary

@@ -8,7 +8,12 @@ from typing import Any
 from django.db import connection, connections
 from django.db.models import Count, Q
 
-from annotate.models import LIVE_ASSIGNMENT_STATUSES, Assignment, AssignmentStatus, Campaign
+from annotate.models import (
+    LIVE_ASSIGNMENT_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+)
 
 
 def frank_answers(assignment: Assignment, *, factual: bool = True) -> dict[str, Any]:

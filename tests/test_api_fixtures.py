@@ -140,6 +140,15 @@ def campaign(db, researcher, annotator):
 
 
 __all__ = [
-    "_fast_password_hashing", "NEGATIVE_ENTITY", "TRAP_TEXT", "admin_client", "admin_user", "annotator", "annotator_client", "campaign", "client_for",
-    "researcher", "researcher_client",
+    "NEGATIVE_ENTITY",
+    "TRAP_TEXT",
+    "_fast_password_hashing",
+    "admin_client",
+    "admin_user",
+    "annotator",
+    "annotator_client",
+    "campaign",
+    "client_for",
+    "researcher",
+    "researcher_client",
 ]

@@ -8,9 +8,16 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotate.models import Campaign, Document, ImportJob, MetricScore, SentenceJudgement, Summary
+from annotate.models import (
+    Campaign,
+    Document,
+    ImportJob,
+    MetricScore,
+    SentenceJudgement,
+    Summary,
+)
 from tests.conftest import FRANK_DIR, SAMPLES_DIR
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 
 pytestmark = pytest.mark.django_db
 

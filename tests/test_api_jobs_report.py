@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.models import MetricScore
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 
 pytestmark = pytest.mark.django_db
 C = "/api/campaigns/frank-api"

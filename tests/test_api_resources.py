@@ -7,8 +7,15 @@ import pytest
 from django.utils import timezone
 
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import Assignment, AssignmentStatus, Campaign, Participation, SentenceJudgement, Worker
-from tests.test_api_fixtures import *  # noqa: F403
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    Participation,
+    SentenceJudgement,
+    Worker,
+)
+from tests.test_api_fixtures import *
 
 pytestmark = pytest.mark.django_db
 C = "/api/campaigns/frank-api"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 from tests.test_api_fixtures import NEGATIVE_ENTITY, TRAP_TEXT, client_for
 
 pytestmark = pytest.mark.django_db

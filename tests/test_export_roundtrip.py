@@ -9,10 +9,17 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from annotate.models import Campaign, Document, MetricScore, SentenceJudgement, Summary, Trap
+from annotate.models import (
+    Campaign,
+    Document,
+    MetricScore,
+    SentenceJudgement,
+    Summary,
+    Trap,
+)
 from annotate.services.imports import import_dataset
 from tests.conftest import FRANK_DIR, SAMPLES_DIR
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 from tests.test_api_fixtures import _worker
 
 pytestmark = pytest.mark.django_db

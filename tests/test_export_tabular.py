@@ -10,7 +10,7 @@ import pytest
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.exporters.tabular import COLUMNS
 from annotate.models import Campaign, SentenceJudgement
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 
 pytestmark = pytest.mark.django_db
 C = "/api/campaigns/frank-api/export/"

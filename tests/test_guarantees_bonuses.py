@@ -11,7 +11,12 @@ from django.db.models import Count, Sum
 
 from annotate.models import BonusEntry, Participation
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.services.bonuses import award_submission_pay_and_bonus, ledger_csv, ledger_totals, worker_total
+from annotate.services.bonuses import (
+    award_submission_pay_and_bonus,
+    ledger_csv,
+    ledger_totals,
+    worker_total,
+)
 from tests.factories import make_campaign, make_document, make_worker
 from tests.guarantee_support import frank_answers, require_postgresql, run_in_threads
 

@@ -115,7 +115,7 @@ def test_crawled_pages_and_static_files_carry_no_gold(world):
     task_html = task_pages.pop(task_path)
     pages.update(task_pages)
     assignment = Assignment.objects.get(worker=annotator)
-    data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', task_html, re.S).group(1))
+    data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', task_html, re.DOTALL).group(1))
     assert NEGATIVE in data["entity_options"] and "answer" not in data
     assert all(set(sentence) == {"text", "relevant"} for summary in data["summaries"] for sentence in summary["sentences"])
     assert_no_gold(task_html, "task page", task_page=True)

@@ -17,7 +17,13 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, BonusEntry, Participation, SentenceJudgement
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    BonusEntry,
+    Participation,
+    SentenceJudgement,
+)
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.errors import AssignmentClosed, NotEligible, NotYourAssignment
 from annotate.services.participation import block_participation, get_participation
@@ -70,7 +76,7 @@ def test_retried_submit_with_the_same_key_stores_once():
 
 @pytest.mark.django_db
 def test_submit_after_expiry_is_refused_and_stores_nothing():
-    campaign, worker, assignment = _setup()
+    _campaign, worker, assignment = _setup()
     Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     with pytest.raises(AssignmentClosed, match="expired.*not stored"):
         submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="k")
@@ -86,7 +92,7 @@ def test_submit_after_blocking_is_refused_and_stores_nothing():
     with pytest.raises(AssignmentClosed, match="released"):
         submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="k")
     # Blocked on the account level while the assignment is still active: refused too.
-    campaign2, worker2, assignment2 = _setup()
+    _campaign2, worker2, assignment2 = _setup()
     worker2.is_blocked, worker2.blocked_reason = True, "fraud"
     worker2.save()
     with pytest.raises(NotEligible, match="blocked.*not stored"):
@@ -97,7 +103,7 @@ def test_submit_after_blocking_is_refused_and_stores_nothing():
 
 @pytest.mark.django_db
 def test_submit_for_someone_elses_assignment_is_refused():
-    campaign, worker, assignment = _setup()
+    _campaign, _worker, assignment = _setup()
     intruder = make_worker()
     with pytest.raises(NotYourAssignment) as caught:
         submit_assignment(assignment.pk, intruder, frank_answers(assignment), submission_key="k")
@@ -124,7 +130,7 @@ def test_concurrent_identical_submits_store_one_annotation():
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_submits_from_two_pages_accept_exactly_one():
     require_postgresql()
-    campaign, worker, assignment = _setup()
+    _campaign, worker, assignment = _setup()
     payload = frank_answers(assignment)
     _, errors = run_in_threads(
         [lambda i=i: submit_assignment(assignment.pk, worker, payload, submission_key=f"page-{i}") for i in range(8)]
@@ -171,7 +177,7 @@ def test_http_submit_after_expiry_or_blocking_is_refused_with_a_message():
 
 @pytest.mark.django_db
 def test_http_submit_for_someone_elses_assignment_is_403():
-    campaign, worker, assignment = _setup()
+    campaign, _worker, assignment = _setup()
     intruder = make_worker()
     client = Client()
     client.force_login(intruder.user)

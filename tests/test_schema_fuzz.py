@@ -11,7 +11,7 @@ import schemathesis
 from django.db import transaction
 from hypothesis import HealthCheck, settings
 
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 from tests.test_api_fixtures import client_for
 
 

@@ -32,7 +32,7 @@ def production_env(**extra: str) -> dict[str, str]:
 
 
 def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +48,7 @@ def _fresh_rate_counters():
 def test_check_deploy_is_clean_in_production_mode():
     proc = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
-        cwd=REPO_ROOT, env=production_env(), capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT, env=production_env(), capture_output=True, text=True, timeout=120, check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "System check identified no issues" in proc.stdout
@@ -59,7 +59,7 @@ def test_production_refuses_a_cache_that_is_not_shared():
     env = production_env()
     env.pop("REDIS_URL")
     proc = subprocess.run(
-        [sys.executable, "manage.py", "check", "--deploy"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "manage.py", "check", "--deploy"], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert proc.returncode != 0
     assert "django_ratelimit.E003" in proc.stderr + proc.stdout
@@ -202,3 +202,45 @@ def test_rate_limit_groups_follow_url_names():
     assert limited_group(post, "api:assignment-submit") == "submit"
     assert limited_group(get, "annotate:frank-submit") is None
     assert limited_group(post, "annotate:home") is None
+
+
+@pytest.mark.django_db
+@override_settings(FACTLAB_RATELIMIT_SUBMIT="2/m")
+def test_submissions_are_rate_limited_per_account_with_a_json_429():
+    from django.urls import reverse
+
+    from annotate.models import SentenceJudgement
+    from annotate.services.assignments import request_assignment
+    from tests.factories import make_campaign, make_document, make_worker
+    from tests.guarantee_support import frank_answers
+
+    campaign = make_campaign(entity_check_enabled=False, trap_rate=0.0)
+    make_document(campaign)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    url = reverse("annotate:frank-submit", args=[campaign.slug, assignment.pk])
+    body = json.dumps({**frank_answers(assignment), "submission_key": "k"})
+    client = Client(REMOTE_ADDR="10.0.4.1")
+    client.force_login(worker.user)
+    assert [client.post(url, body, content_type="application/json").status_code for _ in range(2)] == [200, 200]
+    limited = client.post(url, body, content_type="application/json")
+    assert limited.status_code == 429
+    assert limited.json()["error"] == "rate_limited" and "Too many submissions" in limited.json()["detail"]
+    assert SentenceJudgement.objects.filter(assignment=assignment).count() == 3  # stored once, before the limit
+    # Another annotator behind the same address is not affected.
+    other = make_worker()
+    other_client = Client(REMOTE_ADDR="10.0.4.1")
+    other_client.force_login(other.user)
+    assert other_client.post(url, body, content_type="application/json").status_code == 403  # reaches the view
+
+
+@pytest.mark.django_db
+@override_settings(FACTLAB_RATELIMIT_LOGIN="2/m")
+def test_api_token_endpoint_is_rate_limited():
+    get_user_model().objects.create_user("tok", password="correct horse battery staple")
+    client = Client(REMOTE_ADDR="10.0.5.1")
+    statuses = [
+        client.post("/api/auth/token/", {"username": "tok", "password": "wrong"}, content_type="application/json").status_code for _ in range(3)
+    ]
+    assert statuses == [400, 400, 429]
+    assert Client(REMOTE_ADDR="10.0.5.2").post("/api/auth/token/", {"username": "TOK", "password": "x"}, content_type="application/json").status_code == 429

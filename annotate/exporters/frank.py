@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import time
 import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -276,9 +277,12 @@ def stream_frank_zip(
         ("human_annotations.json", stream_json_array(iter_summary_records(campaign, filters))),
         ("human_annotations_sentence.json", stream_json_array(iter_sentence_records(campaign, filters, reveal_workers=reveal_workers))),
     ]
+    now = time.localtime()[:6]
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, chunks in members:
-            with archive.open(name, "w", force_zip64=True) as member:
+            info = zipfile.ZipInfo(name, date_time=now)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(info, "w", force_zip64=True) as member:
                 for chunk in chunks:
                     member.write(chunk)
                     if data := sink.drain():

@@ -59,7 +59,7 @@ def review_edit(edit_id: int, reviewer, action: str, *, corrected_type: str = ""
     if action not in REVIEW_ACTIONS:
         raise InvalidSubmission(f"unknown review action {action!r}; expected one of {', '.join(REVIEW_ACTIONS)}")
     with transaction.atomic():
-        edit = Edit.objects.select_for_update().select_related("edited_summary").filter(pk=edit_id).first()
+        edit = Edit.objects.select_for_update(of=("self",)).select_related("edited_summary").filter(pk=edit_id).first()
         if edit is None:
             raise AssignmentClosed("This edit no longer exists.")
         if edit.is_not_applicable or edit.edited_summary is None:
@@ -99,7 +99,7 @@ def complete_expert_item(item_id: int, reviewer, *, edited_text: str = "", not_a
     _require_reviewer(reviewer)
     worker, _ = Worker.objects.get_or_create(user=reviewer)
     with transaction.atomic():
-        item = Item.objects.select_for_update().select_related("campaign", "summary", "document").filter(pk=item_id, for_experts=True).first()
+        item = Item.objects.select_for_update(of=("self",)).select_related("campaign", "summary", "document").filter(pk=item_id, for_experts=True).first()
         if item is None:
             raise AssignmentClosed("This expert item does not exist.")
         if item.assignments.filter(status=AssignmentStatus.SUBMITTED).exists():

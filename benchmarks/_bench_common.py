@@ -1,0 +1,426 @@
+"""Shared parts of the load and fault benchmarks: a benchmark database, gunicorn, simulated annotators,
+and the invariants checked in the database afterwards.
+
+Everything runs on loopback (PostgreSQL and Redis on 127.0.0.1, gunicorn on 127.0.0.1); every loop is
+bounded by a deadline and every process started here is stopped here.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Self
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+SLUG = "bench-frank"
+PASSWORD = "bench-annotator-pass"
+TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
+CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+
+def default_frank_dir() -> Path:
+    shared = REPO_ROOT.parent / "shared" / "data" / "frank"
+    return shared if (shared / "human_annotations.json").is_file() else REPO_ROOT / "data" / "frank-subset"
+
+
+def bench_env(*, database: str, redis_db: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Environment of the site under test: its own database and Redis db, rate limits raised, no debug."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "FACTLAB_", "CELERY_", "PYTEST_"))}
+    env.update(
+        DJANGO_SETTINGS_MODULE="factlab.settings",
+        DATABASE_URL=f"postgres://postgres@{HOST}:5432/{database}",
+        REDIS_URL=f"redis://{HOST}:6379/{redis_db}",
+        DJANGO_DEBUG="0",
+        DJANGO_ALLOWED_HOSTS=f"{HOST},localhost",
+        # The limiter stays on (its Redis round trips are part of the cost) with rates no simulated user reaches.
+        FACTLAB_RATELIMIT_LOGIN="1000000/m",
+        FACTLAB_RATELIMIT_SUBMIT="1000000/m",
+        FACTLAB_LOG_LEVEL="ERROR",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra or {})
+    return env
+
+
+def use_env_here(env: dict[str, str]) -> None:
+    """Point this process's Django at the benchmark database (before ``django.setup()``)."""
+    for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOWED_HOSTS", "FACTLAB_LOG_LEVEL"):
+        os.environ[key] = env[key]
+    os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
+    sys.path.insert(0, str(REPO_ROOT))
+    import django
+
+    django.setup()
+
+
+def recreate_database(name: str) -> None:
+    """Drop and create the benchmark database (never the project's or the tests' one)."""
+    assert name.startswith("factlab_bench"), "the benchmark only ever recreates factlab_bench* databases"
+    import psycopg
+
+    with psycopg.connect(f"postgresql://postgres@{HOST}:5432/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def flush_redis(db: int) -> None:
+    import redis
+
+    client = redis.Redis(host=HOST, port=6379, db=db)
+    client.flushdb()
+    client.close()
+
+
+def seed(*, frank_dir: Path, users: int, redundancy: int, documents: int | None) -> dict:
+    """Migrate, import FRANK into a running campaign, and create ``users`` pre-qualified annotators.
+
+    Returns counts for the report. Runs in this process (Django must be set up on the benchmark database).
+    """
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.hashers import make_password
+    from django.core.management import call_command
+
+    from annotate.models import (
+        Campaign,
+        CampaignStatus,
+        Item,
+        Participation,
+        QualificationStatus,
+        Worker,
+    )
+    from annotate.services.imports import import_dataset
+
+    call_command("migrate", verbosity=0, interactive=False)
+    started = time.monotonic()
+    import_dataset("frank", [frank_dir], campaign_slug=SLUG, campaign_kind="frank", campaign_name="Benchmark FRANK")
+    campaign = Campaign.objects.get(slug=SLUG)
+    if documents:
+        keep = list(campaign.items.order_by("position", "id").values_list("id", flat=True)[:documents])
+        Item.objects.filter(campaign=campaign).exclude(id__in=keep).delete()
+    # FRANK's rules, except that simulated annotators are never blocked for their (random) trap answers.
+    Campaign.objects.filter(pk=campaign.pk).update(
+        status=CampaignStatus.RUNNING, redundancy=redundancy, trap_block_threshold=0.0, assignment_timeout_minutes=30,
+    )
+    # One hash for every account: hashing 200 passwords one by one would dominate the setup time.
+    hashed = make_password(PASSWORD)
+    User = get_user_model()
+    User.objects.bulk_create([User(username=f"bench-{i:04d}", password=hashed) for i in range(users)])
+    users_by_name = dict(User.objects.filter(username__startswith="bench-").values_list("username", "id"))
+    Worker.objects.bulk_create([Worker(user_id=uid) for uid in users_by_name.values()])
+    Participation.objects.bulk_create(
+        [Participation(worker=w, campaign=campaign, tutorial_done=True, qualification_status=QualificationStatus.PASSED)
+         for w in Worker.objects.filter(user__username__startswith="bench-")]
+    )
+    from annotate.models import Summary
+
+    return {"items": campaign.items.count(), "summaries": Summary.objects.filter(document__campaign=campaign).count(),
+            "users": users, "redundancy": redundancy, "seed_seconds": round(time.monotonic() - started, 1)}
+
+
+# --------------------------------------------------------------------------- gunicorn
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+class Gunicorn:
+    """``gunicorn factlab.wsgi`` on 127.0.0.1 (gthread workers); stopped on exit whatever happens."""
+
+    def __init__(self, env: dict[str, str], *, port: int, workers: int, threads: int, log_path: Path):
+        self.env, self.port, self.workers, self.threads, self.log_path = env, port, workers, threads, log_path
+        self.process: subprocess.Popen | None = None
+
+    def start(self, timeout: float = 60) -> Self:
+        command = [
+            sys.executable, "-m", "gunicorn", "factlab.wsgi:application", "--bind", f"{HOST}:{self.port}",
+            "--workers", str(self.workers), "--worker-class", "gthread", "--threads", str(self.threads),
+            "--timeout", "60", "--graceful-timeout", "5", "--backlog", "2048", "--log-level", "warning",
+        ]
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(command, cwd=REPO_ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                with socket.create_connection((HOST, self.port), timeout=1):
+                    pass
+                if len(self.worker_pids()) >= self.workers:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("gunicorn did not start in time")
+
+    def worker_pids(self) -> list[int]:
+        import psutil
+
+        if self.process is None:
+            return []
+        try:
+            return sorted(child.pid for child in psutil.Process(self.process.pid).children())
+        except psutil.NoSuchProcess:
+            return []
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------- simulated annotators
+
+
+@dataclass
+class Stats:
+    submit_latencies: list[float] = field(default_factory=list)
+    task_latencies: list[float] = field(default_factory=list)
+    acknowledged: dict[int, str] = field(default_factory=dict)  # assignment id -> submission key
+    duplicates_acknowledged: int = 0
+    retries: int = 0
+    errors: Counter = field(default_factory=Counter)
+    blocked: int = 0
+    out_of_work: int = 0
+    logged_in: int = 0
+
+
+def choose_entity(data: dict) -> int:
+    """Answer the reading check as a careful reader: the option that does not occur in the article."""
+    article = " ".join(data["article"]).lower()
+    absent = [i for i, option in enumerate(data["entity_options"]) if option.lower() not in article]
+    return absent[0] if absent else 0
+
+
+def answers_for_page(data: dict, rng: random.Random) -> list[dict]:
+    """One answer per sentence shown (a simulated judgement: mostly "yes", sometimes an entity error)."""
+    rows = []
+    for summary in data["summaries"]:
+        answers = []
+        for _ in summary["sentences"]:
+            if rng.random() < 0.8:
+                answers.append({"factual": True, "categories": [], "seconds": round(rng.uniform(2, 12), 1)})
+            else:
+                answers.append({"factual": False, "categories": ["EntE"], "seconds": round(rng.uniform(4, 20), 1)})
+        rows.append({"answers": answers})
+    return rows
+
+
+class ConnectionLost(Exception):
+    """The server closed the connection or did not answer (a killed worker): the request may or may not have run."""
+
+
+async def _request(client, method: str, url: str, **kwargs):
+    import httpx
+
+    try:
+        return await client.request(method, url, **kwargs)
+    except (httpx.TransportError, httpx.TimeoutException) as exc:
+        raise ConnectionLost(type(exc).__name__) from exc
+
+
+async def annotator(i: int, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int) -> None:
+    """One simulated annotator: sign in, then take items until the deadline, the end of the work, or a block."""
+    import httpx
+
+    rng = random.Random(seed * 1000 + i)
+    limits = httpx.Limits(max_connections=2, max_keepalive_connections=1)
+    async with httpx.AsyncClient(base_url=base, timeout=httpx.Timeout(30.0), limits=limits, follow_redirects=False) as client:
+        try:
+            page = await _request(client, "GET", "/accounts/login/")
+            token = CSRF_INPUT.search(page.text).group(1)
+            login = await _request(client, "POST", "/accounts/login/", data={"username": f"bench-{i:04d}", "password": PASSWORD, "csrfmiddlewaretoken": token})
+        except ConnectionLost as exc:
+            stats.errors[f"login: {exc}"] += 1
+            return
+        if login.status_code != 302:
+            stats.errors[f"login: HTTP {login.status_code}"] += 1
+            return
+        stats.logged_in += 1
+        while time.monotonic() < deadline:
+            started = time.perf_counter()
+            try:
+                page = await _request(client, "GET", f"/c/{SLUG}/frank/task/")
+            except ConnectionLost as exc:
+                stats.errors[f"task page: {exc}"] += 1
+                await asyncio.sleep(0.5)
+                continue
+            stats.task_latencies.append(time.perf_counter() - started)
+            if page.status_code != 200:
+                stats.errors[f"task page: HTTP {page.status_code}"] += 1
+                if page.status_code in (302, 403):
+                    stats.blocked += 1
+                    return
+                await asyncio.sleep(0.5)
+                continue
+            match = TASK_DATA.search(page.text)
+            if match is None:
+                stats.out_of_work += 1  # "No more articles"
+                return
+            data = json.loads(match.group(1))
+            headers = {"X-CSRFToken": client.cookies.get("csrftoken", ""), "Content-Type": "application/json"}
+            urls = data["urls"]
+            if not data["entity_done"]:
+                try:
+                    entity = await _request(client, "POST", urls["entity"], content=json.dumps({"choice": choose_entity(data)}), headers=headers)
+                except ConnectionLost as exc:
+                    stats.errors[f"entity: {exc}"] += 1
+                    continue  # the next task page shows the same assignment again
+                if entity.status_code != 200:
+                    stats.errors[f"entity: HTTP {entity.status_code}"] += 1
+                    continue
+                if entity.json().get("blocked"):
+                    stats.blocked += 1
+                    return
+            body = json.dumps({"submission_key": data["submission_key"], "summaries": answers_for_page(data, rng)})
+
+            async def submit_once(url: str = urls["submit"], body: str = body, headers: dict = headers):
+                started = time.perf_counter()
+                response = await _request(client, "POST", url, content=body, headers=headers)
+                stats.submit_latencies.append(time.perf_counter() - started)
+                return response
+
+            for attempt in range(1 + retries):
+                # A double click sends the same submission twice at once; a lost connection is retried
+                # with the same key, as the page does. Either way one annotation must be stored.
+                n = 2 if attempt == 0 and rng.random() < double_click else 1
+                outcomes = await asyncio.gather(*(submit_once() for _ in range(n)), return_exceptions=True)
+                for outcome in outcomes:
+                    if isinstance(outcome, BaseException) and not isinstance(outcome, ConnectionLost):
+                        raise outcome
+                lost = [o for o in outcomes if isinstance(o, ConnectionLost)]
+                answered = [o for o in outcomes if not isinstance(o, BaseException)]
+                accepted = [o.json() for o in answered if o.status_code == 200 and o.json().get("ok")]
+                for outcome in lost:
+                    stats.errors[f"submit: {outcome}"] += 1
+                for response in answered:
+                    if response.status_code != 200:
+                        stats.errors[f"submit: HTTP {response.status_code}"] += 1
+                if accepted:
+                    stats.acknowledged[data["assignment"]] = data["submission_key"]
+                    stats.duplicates_acknowledged += sum(bool(a["duplicate"]) for a in accepted)
+                    break
+                if not lost:
+                    break  # refused with a message: retrying would not help
+                stats.retries += 1
+                await asyncio.sleep(0.2)
+            if think:
+                await asyncio.sleep(rng.uniform(0, think))
+
+
+async def run_annotators(base: str, users: int, duration: float, **kwargs) -> Stats:
+    stats = Stats()
+    deadline = time.monotonic() + duration
+    await asyncio.gather(*(annotator(i, base, deadline, stats, **kwargs) for i in range(users)))
+    return stats
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def latency_summary(values: list[float]) -> dict[str, float]:
+    return {
+        "n": len(values),
+        "p50_ms": round(1000 * percentile(values, 50), 1),
+        "p95_ms": round(1000 * percentile(values, 95), 1),
+        "p99_ms": round(1000 * percentile(values, 99), 1),
+        "mean_ms": round(1000 * statistics.fmean(values), 1) if values else float("nan"),
+    }
+
+
+# --------------------------------------------------------------------------- invariants
+
+
+def check_invariants(stats: Stats) -> dict:
+    """What the database says about the run; ``ok`` is False when a guarantee was broken."""
+    from django.db.models import Count, Q, Sum
+
+    from annotate.models import (
+        LIVE_ASSIGNMENT_STATUSES,
+        Assignment,
+        AssignmentStatus,
+        BonusEntry,
+        Campaign,
+        SentenceJudgement,
+    )
+
+    campaign = Campaign.objects.get(slug=SLUG)
+    acknowledged = stats.acknowledged
+    rows = {a.pk: a for a in Assignment.objects.filter(pk__in=list(acknowledged))}
+    judgements = dict(
+        SentenceJudgement.objects.filter(assignment_id__in=list(acknowledged)).values("assignment_id").annotate(n=Count("id")).values_list("assignment_id", "n")
+    )
+    missing, wrong_key, wrong_count = [], [], []
+    for pk, key in acknowledged.items():
+        assignment = rows.get(pk)
+        if assignment is None or assignment.status != AssignmentStatus.SUBMITTED:
+            missing.append(pk)
+            continue
+        if assignment.submission_key != key:
+            wrong_key.append(pk)
+        expected = sum(spec["sentences"] for spec in assignment.layout["summaries"])  # trap answers are kept apart
+        if judgements.get(pk, 0) != expected:
+            wrong_count.append(pk)
+    duplicate_judgements = (
+        SentenceJudgement.objects.filter(summary__document__campaign=campaign).values("summary_id", "sentence_index", "worker_id")
+        .annotate(n=Count("id")).filter(n__gt=1).count()
+    )
+    over = (
+        campaign.items.annotate(live=Count("assignments", filter=Q(assignments__status__in=LIVE_ASSIGNMENT_STATUSES)))
+        .filter(live__gt=campaign.redundancy).count()
+    )
+    twice = Assignment.objects.filter(item__campaign=campaign).values("item_id", "worker_id").annotate(n=Count("id")).filter(n__gt=1).count()
+    submitted = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.SUBMITTED).count()
+    pay_entries = BonusEntry.objects.filter(campaign=campaign, key__startswith="pay:").count()
+    duplicate_keys = BonusEntry.objects.values("key").annotate(n=Count("id")).filter(n__gt=1).count()
+    item_bonus = BonusEntry.objects.filter(campaign=campaign, key__startswith="item-bonus:").values("assignment_id").annotate(n=Count("id")).filter(n__gt=1).count()
+    result = {
+        "acknowledged": len(acknowledged),
+        "acknowledged_missing_in_db": len(missing),
+        "acknowledged_with_other_key": len(wrong_key),
+        "acknowledged_with_wrong_row_count": len(wrong_count),
+        "stored_not_acknowledged": submitted - len(acknowledged),
+        "duplicate_judgements": duplicate_judgements,
+        "items_over_redundancy": over,
+        "item_worker_twice": twice,
+        "submitted_in_db": submitted,
+        "judgements_in_db": SentenceJudgement.objects.filter(summary__document__campaign=campaign).count(),
+        "pay_entries": pay_entries if campaign.pay_per_item else None,
+        "duplicate_ledger_keys": duplicate_keys,
+        "assignments_with_two_item_bonuses": item_bonus,
+        "ledger_total": str(BonusEntry.objects.filter(campaign=campaign).aggregate(t=Sum("amount"))["t"] or 0),
+    }
+    result["ok"] = not (missing or wrong_key or wrong_count or duplicate_judgements or over or twice or duplicate_keys or item_bonus) and submitted >= len(acknowledged)
+    return result
+

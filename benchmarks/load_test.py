@@ -1,0 +1,124 @@
+"""Load benchmark: N simulated annotators work through a FRANK campaign on gunicorn + PostgreSQL + Redis.
+
+The script recreates the benchmark database (``factlab_bench``), migrates it, imports FRANK
+(``../shared/data/frank`` or ``data/frank-subset``) into a running campaign, creates N pre-qualified
+annotators, starts gunicorn on 127.0.0.1 and lets every annotator, for ``--duration`` seconds: request
+the next item, answer the entity question, and submit judgements for every sentence (some submits are
+double clicks). It prints submissions per second, p50/p95/p99 latency of the submit endpoint and of the
+task page, the errors, and then checks in the database that every acknowledged submission is stored
+exactly once and that no item exceeded its redundancy. Exit status 1 when an invariant is broken.
+
+    .venv/bin/python benchmarks/load_test.py --users 50 --duration 60
+    .venv/bin/python benchmarks/load_test.py --users 200 --duration 60 --json-out test-output/load-200.json
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._bench_common import (  # noqa: E402 - the repository root must be importable first
+    HOST,
+    Gunicorn,
+    bench_env,
+    check_invariants,
+    default_frank_dir,
+    flush_redis,
+    free_port,
+    latency_summary,
+    recreate_database,
+    run_annotators,
+    seed,
+    use_env_here,
+)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--users", type=int, default=50, help="concurrent simulated annotators")
+    parser.add_argument("--duration", type=float, default=60.0, help="seconds of load (the script stops by itself)")
+    parser.add_argument("--gunicorn-workers", type=int, default=max(2, (os.cpu_count() or 2) * 2), help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread)")
+    parser.add_argument("--redundancy", type=int, default=5, help="annotations per item")
+    parser.add_argument("--documents", type=int, default=None, help="use only the first N items (default: all)")
+    parser.add_argument("--think", type=float, default=0.2, help="max pause between items, seconds")
+    parser.add_argument("--double-click", type=float, default=0.05, help="share of submits sent twice at once")
+    parser.add_argument("--frank-data", type=Path, default=default_frank_dir())
+    parser.add_argument("--database", default="factlab_bench")
+    parser.add_argument("--redis-db", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json-out", type=Path, default=None, help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    if not 1 <= args.users <= 2000 or not 1 <= args.duration <= 600:
+        parser.error("--users must be 1..2000 and --duration 1..600 seconds")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    env = bench_env(database=args.database, redis_db=args.redis_db)
+    recreate_database(args.database)
+    flush_redis(args.redis_db)
+    use_env_here(env)
+    setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=args.documents)
+    print(f"seeded: {setup}", flush=True)
+
+    from django.db import connections
+
+    connections.close_all()  # the server gets the database to itself during the run
+    port = free_port()
+    log_path = Path(tempfile.mkstemp(prefix="factlab-gunicorn-", suffix=".log")[1])
+    with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path):
+        started = time.monotonic()
+        stats = asyncio.run(
+            run_annotators(
+                f"http://{HOST}:{port}", args.users, args.duration,
+                think=args.think, double_click=args.double_click, retries=3, seed=args.seed,
+            )
+        )
+        elapsed = time.monotonic() - started
+    invariants = check_invariants(stats)
+    accepted = len(stats.acknowledged)
+    results = {
+        "users": args.users,
+        "duration_s": round(elapsed, 1),
+        "gunicorn": f"{args.gunicorn_workers} workers x {args.threads} threads",
+        "cpus": os.cpu_count(),
+        "setup": setup,
+        "logged_in": stats.logged_in,
+        "submissions": accepted,
+        "submissions_per_s": round(accepted / elapsed, 2),
+        "double_click_duplicates_answered": stats.duplicates_acknowledged,
+        "submit_latency": latency_summary(stats.submit_latencies),
+        "task_page_latency": latency_summary(stats.task_latencies),
+        "errors": dict(stats.errors),
+        "retries": stats.retries,
+        "annotators_out_of_work": stats.out_of_work,
+        "annotators_blocked": stats.blocked,
+        "invariants": invariants,
+    }
+    print(json.dumps(results, indent=2))
+    print(
+        f"\n{args.users} annotators, {elapsed:.0f} s: {accepted} submissions ({accepted / elapsed:.1f}/s); "
+        f"submit p50 {results['submit_latency']['p50_ms']} ms, p95 {results['submit_latency']['p95_ms']} ms, "
+        f"p99 {results['submit_latency']['p99_ms']} ms; errors {sum(stats.errors.values())}; "
+        f"invariants {'OK' if invariants['ok'] else 'BROKEN'}"
+    )
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(json.dumps(results, indent=2))
+    log_tail = log_path.read_text(errors="replace")[-2000:]
+    if log_tail.strip():
+        print(f"\ngunicorn log tail ({log_path}):\n{log_tail}")
+    return 0 if invariants["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

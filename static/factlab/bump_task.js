@@ -1,0 +1,100 @@
+// BUMP editing page: live word-level diff against the reference, N/A, checkpoint, submit without losing the edit.
+"use strict";
+
+(function () {
+  const data = JSON.parse(document.getElementById("task-data").textContent);
+  const editor = document.getElementById("edited-summary");
+  const diffBox = document.getElementById("live-diff");
+  const diffCount = document.getElementById("diff-count");
+  const checkpoint = document.getElementById("checkpoint");
+  const notApplicable = document.getElementById("not-applicable");
+  const errorBox = document.getElementById("submit-error");
+  const submitButton = document.getElementById("submit-edit");
+  const status = document.getElementById("submit-status");
+  const storeKey = "factlab-bump-" + data.assignment;
+
+  function words(text) { return text.split(/\s+/).filter(Boolean); }
+
+  // Word-level Levenshtein alignment (same rule as annotate/edits.py): returns [[op, word], ...] and the distance.
+  function diff(a, b) {
+    const n = a.length, m = b.length;
+    const d = [];
+    for (let i = 0; i <= n; i++) { d.push(new Array(m + 1).fill(0)); d[i][0] = i; }
+    for (let j = 0; j <= m; j++) d[0][j] = j;
+    for (let i = 1; i <= n; i++) {
+      for (let j = 1; j <= m; j++) {
+        const same = a[i - 1] === b[j - 1] ? 0 : 1;
+        d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + same);
+      }
+    }
+    const ops = [];
+    let i = n, j = m;
+    while (i > 0 || j > 0) {
+      if (i > 0 && j > 0 && a[i - 1] === b[j - 1] && d[i][j] === d[i - 1][j - 1]) { ops.push(["equal", a[i - 1]]); i--; j--; }
+      else if (i > 0 && j > 0 && d[i][j] === d[i - 1][j - 1] + 1) { ops.push(["insert", b[j - 1]]); ops.push(["delete", a[i - 1]]); i--; j--; }
+      else if (j > 0 && d[i][j] === d[i][j - 1] + 1) { ops.push(["insert", b[j - 1]]); j--; }
+      else { ops.push(["delete", a[i - 1]]); i--; }
+    }
+    ops.reverse();
+    return {ops: ops, distance: d[n][m]};
+  }
+
+  function render() {
+    const result = diff(words(data.reference), words(editor.value));
+    diffBox.textContent = "";
+    // Deletions of a changed span before its insertions, like the review page.
+    let dels = [], ins = [];
+    function flush() {
+      if (dels.length) { const el = document.createElement("del"); el.textContent = dels.join(" "); diffBox.append(el, " "); }
+      if (ins.length) { const el = document.createElement("ins"); el.textContent = ins.join(" "); diffBox.append(el, " "); }
+      dels = []; ins = [];
+    }
+    result.ops.forEach(function (op) {
+      if (op[0] === "equal") { flush(); diffBox.append(op[1] + " "); }
+      else if (op[0] === "delete") dels.push(op[1]);
+      else ins.push(op[1]);
+    });
+    flush();
+    diffCount.textContent = String(result.distance);
+    diffCount.classList.toggle("error", result.distance > data.max_edit_distance);
+    try { localStorage.setItem(storeKey, JSON.stringify({edited: editor.value})); } catch (e) { /* private mode */ }
+  }
+
+  try {
+    const saved = JSON.parse(localStorage.getItem(storeKey) || "null");
+    if (saved && typeof saved.edited === "string" && saved.edited) editor.value = saved.edited;
+  } catch (e) { /* ignore a broken saved state */ }
+
+  editor.addEventListener("input", render);
+  if (notApplicable) {
+    notApplicable.addEventListener("change", function () { editor.disabled = notApplicable.checked; });
+  }
+  render();
+
+  function showError(message, fields) {
+    errorBox.textContent = message;
+    errorBox.hidden = false;
+    editor.classList.toggle("invalid", Boolean(fields && fields.edited));
+    checkpoint.classList.toggle("invalid", Boolean(fields && fields.checkpoint));
+  }
+
+  submitButton.addEventListener("click", async function () {
+    errorBox.hidden = true;
+    const na = Boolean(notApplicable && notApplicable.checked);
+    if (!checkpoint.value.trim()) { showError("Copy the checkpoint code from the instructions into the checkpoint box.", {checkpoint: true}); return; }
+    submitButton.disabled = true;
+    status.textContent = "Submitting…";
+    const response = await factlab.postJSON(data.urls.submit, {
+      edited: editor.value, not_applicable: na, checkpoint: checkpoint.value, submission_key: data.submission_key,
+    });
+    submitButton.disabled = false;
+    status.textContent = "";
+    if (response.ok) {
+      try { localStorage.removeItem(storeKey); } catch (e) { /* ignore */ }
+      window.location.href = response.data.next || data.urls.done;
+      return;
+    }
+    // The edit stays in the box: only the message changes.
+    showError(response.data.detail || "The submission was refused.", response.data.fields);
+  });
+})();
