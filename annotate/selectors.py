@@ -1,9 +1,6 @@
 """Read-only queries: aggregated human labels, campaign progress, the worker table.
 
-Aggregation follows FRANK: a sentence has an error when a strict majority of its annotators says so;
-a summary's factuality is the mean over its sentences of "no majority error", and the score of a
-category is the mean over sentences of "no majority error of that category" (1.0 = no such error).
-Only collected judgements count (trap answers are stored apart, as ``TrapAnswer``).
+Aggregation of judgements into FRANK's scores is defined once, in ``annotate.aggregation``.
 """
 from __future__ import annotations
 
@@ -14,7 +11,8 @@ from typing import Any
 
 from django.db.models import Avg, Count, Q, Sum
 
-from annotate.frank_typology import CODES
+from annotate.aggregation import frank_scores
+from annotate.frank_typology import CODES, data_file_key
 from annotate.models import (
     LIVE_ASSIGNMENT_STATUSES,
     Assignment,
@@ -29,36 +27,34 @@ from annotate.models import (
 
 
 def majority(votes: Iterable[bool]) -> bool:
-    """True when strictly more than half of ``votes`` are True (a tie is not a majority)."""
+    """True when strictly more than half of ``votes`` are True (a tie is not a majority of errors)."""
     votes = list(votes)
     return sum(votes) * 2 > len(votes)
 
 
 def summary_factuality(summary_ids: Iterable[int], *, source: str = JudgementSource.COLLECTED) -> dict[int, dict[str, Any]]:
-    """Human factuality of each summary from its sentence judgements (FRANK's ``Factuality`` and categories).
+    """Human factuality of each summary from its sentence judgements (``annotate.aggregation.frank_scores``).
 
     Returns ``{summary_id: {"Factuality": float, <code>: float, ..., "sentences": int, "annotators": int}}``
-    for summaries with at least one judgement.
+    (category scores keyed by FRANK code) for summaries with at least one judgement.
     """
-    votes: dict[int, dict[int, list[tuple[bool, list[str]]]]] = defaultdict(lambda: defaultdict(list))
+    votes: dict[int, list[tuple[int, bool, list[str]]]] = defaultdict(list)
     annotators: dict[int, set[int]] = defaultdict(set)
     rows = SentenceJudgement.objects.filter(summary_id__in=list(summary_ids), source=source).values_list(
         "summary_id", "sentence_index", "worker_id", "factual", "categories"
     )
     for summary_id, index, worker_id, factual, categories in rows:
-        votes[summary_id][index].append((factual, categories or []))
+        votes[summary_id].append((index, factual, categories or []))
         annotators[summary_id].add(worker_id)
     result: dict[int, dict[str, Any]] = {}
-    for summary_id, sentences in votes.items():
-        n = len(sentences)
-        scores: dict[str, Any] = {
-            "Factuality": sum(not majority(not f for f, _ in v) for v in sentences.values()) / n,
+    for summary_id, summary_votes in votes.items():
+        scores = frank_scores(summary_votes)
+        result[summary_id] = {
+            "Factuality": scores["Factuality"],
+            **{code: scores[data_file_key(code)] for code in CODES},
+            "sentences": len({index for index, _, _ in summary_votes}),
+            "annotators": len(annotators[summary_id]),
         }
-        for code in CODES:
-            scores[code] = sum(not majority(code in c for _, c in v) for v in sentences.values()) / n
-        scores["sentences"] = n
-        scores["annotators"] = len(annotators[summary_id])
-        result[summary_id] = scores
     return result
 
 

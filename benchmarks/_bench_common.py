@@ -27,7 +27,6 @@ HOST = "127.0.0.1"
 SLUG = "bench-frank"
 PASSWORD = "bench-annotator-pass"
 TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
-CSRF_INPUT = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 
 
 def default_frank_dir() -> Path:
@@ -125,8 +124,29 @@ def seed(*, frank_dir: Path, users: int, redundancy: int, documents: int | None)
     )
     from annotate.models import Summary
 
-    return {"items": campaign.items.count(), "summaries": Summary.objects.filter(document__campaign=campaign).count(),
+    sessions = signed_in_sessions(User.objects.filter(username__startswith="bench-").order_by("username"))
+    return {"sessions": sessions, "items": campaign.items.count(), "summaries": Summary.objects.filter(document__campaign=campaign).count(),
             "users": users, "redundancy": redundancy, "seed_seconds": round(time.monotonic() - started, 1)}
+
+
+def signed_in_sessions(users) -> list[str]:
+    """A signed-in session per user, as the login view would create it (keys in ``users`` order).
+
+    Signing 200 annotators in through the form would spend a minute of both CPUs on password hashing
+    (PBKDF2) before any work; the login view itself is measured by the rate-limit tests, not here.
+    """
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    keys = []
+    for user in users:
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.create()
+        keys.append(session.session_key)
+    return keys
 
 
 # --------------------------------------------------------------------------- gunicorn
@@ -147,7 +167,7 @@ class Gunicorn:
 
     def start(self, timeout: float = 60) -> Self:
         command = [
-            sys.executable, "-m", "gunicorn", "factlab.wsgi:application", "--bind", f"{HOST}:{self.port}",
+            sys.executable, "-m", "gunicorn", "benchmarks.wsgi_warm:application", "--preload", "--bind", f"{HOST}:{self.port}",
             "--workers", str(self.workers), "--worker-class", "gthread", "--threads", str(self.threads),
             "--timeout", "60", "--graceful-timeout", "5", "--backlog", "2048", "--log-level", "warning",
         ]
@@ -245,8 +265,109 @@ async def _request(client, method: str, url: str, **kwargs):
         raise ConnectionLost(type(exc).__name__) from exc
 
 
-async def annotator(i: int, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int) -> None:
-    """One simulated annotator: sign in, then take items until the deadline, the end of the work, or a block."""
+async def annotator(i: int, session_key: str, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int) -> None:
+    """One simulated annotator (signed in with ``session_key``): take items until the deadline, the end of the work, or a block."""
+    import httpx
+
+    rng = random.Random(seed * 1000 + i)
+    limits = httpx.Limits(max_connections=2, max_keepalive_connections=1)
+    async with httpx.AsyncClient(
+        base_url=base, timeout=httpx.Timeout(30.0), limits=limits, follow_redirects=False, cookies={"sessionid": session_key}
+    ) as client:
+        stats.logged_in += 1
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                with socket.create_connection((HOST, self.port), timeout=1):
+                    pass
+                if len(self.worker_pids()) >= self.workers:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError("gunicorn did not start in time")
+
+    def worker_pids(self) -> list[int]:
+        import psutil
+
+        if self.process is None:
+            return []
+        try:
+            return sorted(child.pid for child in psutil.Process(self.process.pid).children())
+        except psutil.NoSuchProcess:
+            return []
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------- simulated annotators
+
+
+@dataclass
+class Stats:
+    submit_latencies: list[float] = field(default_factory=list)
+    task_latencies: list[float] = field(default_factory=list)
+    acknowledged: dict[int, str] = field(default_factory=dict)  # assignment id -> submission key
+    duplicates_acknowledged: int = 0
+    retries: int = 0
+    errors: Counter = field(default_factory=Counter)
+    blocked: int = 0
+    out_of_work: int = 0
+    logged_in: int = 0
+
+
+def choose_entity(data: dict) -> int:
+    """Answer the reading check as a careful reader: the option that does not occur in the article."""
+    article = " ".join(data["article"]).lower()
+    absent = [i for i, option in enumerate(data["entity_options"]) if option.lower() not in article]
+    return absent[0] if absent else 0
+
+
+def answers_for_page(data: dict, rng: random.Random) -> list[dict]:
+    """One answer per sentence shown (a simulated judgement: mostly "yes", sometimes an entity error)."""
+    rows = []
+    for summary in data["summaries"]:
+        answers = []
+        for _ in summary["sentences"]:
+            if rng.random() < 0.8:
+                answers.append({"factual": True, "categories": [], "seconds": round(rng.uniform(2, 12), 1)})
+            else:
+                answers.append({"factual": False, "categories": ["EntE"], "seconds": round(rng.uniform(4, 20), 1)})
+        rows.append({"answers": answers})
+    return rows
+
+
+class ConnectionLost(Exception):
+    """The server closed the connection or did not answer (a killed worker): the request may or may not have run."""
+
+
+async def _request(client, method: str, url: str, **kwargs):
+    import httpx
+
+    try:
+        return await client.request(method, url, **kwargs)
+    except (httpx.TransportError, httpx.TimeoutException) as exc:
+        raise ConnectionLost(type(exc).__name__) from exc
+
+
+async def annotator(i: int, session_key: str, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int) -> None:
+    """One simulated annotator (signed in with ``session_key``): take items until the deadline, the end of the work, or a block."""
     import httpx
 
     rng = random.Random(seed * 1000 + i)
@@ -334,10 +455,10 @@ async def annotator(i: int, base: str, deadline: float, stats: Stats, *, think: 
                 await asyncio.sleep(rng.uniform(0, think))
 
 
-async def run_annotators(base: str, users: int, duration: float, **kwargs) -> Stats:
+async def run_annotators(base: str, sessions: list[str], duration: float, **kwargs) -> Stats:
     stats = Stats()
     deadline = time.monotonic() + duration
-    await asyncio.gather(*(annotator(i, base, deadline, stats, **kwargs) for i in range(users)))
+    await asyncio.gather(*(annotator(i, key, base, deadline, stats, **kwargs) for i, key in enumerate(sessions)))
     return stats
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._bench_common import (  # noqa: E402 - the repository root must be importable first
+from benchmarks._bench_common import (
     HOST,
     Gunicorn,
     bench_env,
@@ -68,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     flush_redis(args.redis_db)
     use_env_here(env)
     setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=args.documents)
+    sessions = setup.pop("sessions")
     print(f"seeded: {setup}", flush=True)
 
     from django.db import connections
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         stats = asyncio.run(
             run_annotators(
-                f"http://{HOST}:{port}", args.users, args.duration,
+                f"http://{HOST}:{port}", sessions, args.duration,
                 think=args.think, double_click=args.double_click, retries=3, seed=args.seed,
             )
         )

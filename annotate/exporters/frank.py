@@ -5,7 +5,7 @@ Three kinds of files, like FRANK's data folder:
 * ``human_annotations.json``: one record per annotated summary: ``hash`` (document id), ``model_name``
   (system), ``dataset`` (``cnndm``; ``bbc`` for XSum, as FRANK writes it), ``split``, ``Factuality``, the
   per-category and per-group scores and the ``Flip_*`` ablations. Summaries with judgements get scores
-  computed from them (:func:`frank_scores`, the definitions of ``metrics_service.stats.factuality``); imported FRANK
+  computed from them (:func:`annotate.aggregation.frank_scores`, the definitions of ``metrics_service.stats.factuality``); imported FRANK
   summaries without judgements pass their imported ``human_scores`` through.
 * ``human_annotations_sentence.json``: one record per summary with judgements: its sentences and, per
   sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error"), annotators being pseudonymised workers.
@@ -23,11 +23,12 @@ import json
 import math
 import time
 import zipfile
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from annotate.frank_typology import CODES, GROUPS, data_file_key, normalize_code
+from annotate.aggregation import frank_scores
+from annotate.frank_typology import data_file_key
 from annotate.models import Campaign, Dataset, Document, Summary, Trap
 
 from .pseudonyms import WorkerNamer
@@ -71,59 +72,6 @@ def _judgements_by_summary(campaign: Campaign, filters: ExportFilters, summary_i
     for summary_id, index, worker_id, factual, categories in rows:
         votes[summary_id].append((index, worker_id, factual, categories or []))
     return votes
-
-
-def _codes(categories: Iterable[str]) -> frozenset[str]:
-    return frozenset(normalize_code(c) for c in categories)
-
-
-def _majority_units(votes: list[tuple[int, bool, frozenset[str]]]) -> list[tuple[bool, frozenset[str]]]:
-    """Per judged sentence: the majority label (factual when at least half say so) and the modal error codes."""
-    by_sentence: dict[int, list[tuple[bool, frozenset[str]]]] = defaultdict(list)
-    for index, factual, codes in votes:
-        by_sentence[index].append((factual, codes))
-    units = []
-    for index in sorted(by_sentence):
-        group = by_sentence[index]
-        factual = sum(f for f, _ in group) * 2 >= len(group)
-        modal: frozenset[str] = frozenset()
-        if not factual:
-            counts = Counter(code for _, codes in group for code in codes)
-            if counts:
-                top = max(counts.values())
-                modal = frozenset(c for c, n in counts.items() if n == top)
-        units.append((factual, modal))
-    return units
-
-
-def frank_scores(votes: Iterable[tuple[int, bool, Iterable[str]]]) -> dict[str, float]:
-    """FRANK's summary scores from ``(sentence_index, factual, categories)`` judgements, keyed as FRANK's files.
-
-    The definitions of :mod:`metrics_service.stats.factuality` (``summary_human_scores``), in plain Python
-    so that the export streams: ``Factuality`` = mean over judged sentences of the majority label; per
-    category/group = 1 - share of sentences whose modal codes include it; ``Flip_<c>`` = Factuality after
-    dropping ``c`` (or the group's codes) from every judgement (a non-factual judgement whose codes were all
-    dropped becomes factual).
-    """
-    parsed = [(index, bool(factual), _codes(categories)) for index, factual, categories in votes]
-    units = _majority_units(parsed)
-    n = len(units)
-    scores: dict[str, float] = {"Factuality": sum(f for f, _ in units) / n}
-    for code in CODES:
-        scores[data_file_key(code)] = sum(code not in modal for _, modal in units) / n
-    for group, members in GROUPS.items():
-        scores[group] = sum(not (modal & set(members)) for _, modal in units) / n
-
-    def flipped(removed: frozenset[str]) -> float:
-        # A non-factual judgement without any code stays non-factual (as in the statistics module).
-        changed = [(i, f if (f or not codes) else not (codes - removed), frozenset()) for i, f, codes in parsed]
-        return sum(f for f, _ in _majority_units(changed)) / n
-
-    for code in CODES:
-        scores[f"Flip_{data_file_key(code)}"] = flipped(frozenset([code]))
-    for group, members in GROUPS.items():
-        scores[f"Flip_{group}"] = flipped(frozenset(members))
-    return scores
 
 
 def _clean(value: Any) -> float | None:
