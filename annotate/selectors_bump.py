@@ -3,7 +3,15 @@ from __future__ import annotations
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
-from annotate.models import Assignment, AssignmentStatus, Campaign, Edit, Item, ReviewStatus, Summary
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    Edit,
+    Item,
+    ReviewStatus,
+    Summary,
+)
 
 EXPORTABLE_REVIEW = (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED)
 

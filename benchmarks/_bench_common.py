@@ -48,6 +48,7 @@ def bench_env(*, database: str, redis_db: int, extra: dict[str, str] | None = No
         FACTLAB_RATELIMIT_SUBMIT="1000000/m",
         FACTLAB_LOG_LEVEL="ERROR",
         PYTHONUNBUFFERED="1",
+        PYTHONWARNINGS="ignore:No directory at",  # whitenoise: no collectstatic for a benchmark
     )
     env.update(extra or {})
     return env
@@ -55,9 +56,10 @@ def bench_env(*, database: str, redis_db: int, extra: dict[str, str] | None = No
 
 def use_env_here(env: dict[str, str]) -> None:
     """Point this process's Django at the benchmark database (before ``django.setup()``)."""
-    for key in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "DJANGO_ALLOWED_HOSTS", "FACTLAB_LOG_LEVEL"):
-        os.environ[key] = env[key]
-    os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")
+    for key, value in env.items():
+        if key in ("DATABASE_URL", "REDIS_URL") or key.startswith(("DJANGO_", "FACTLAB_", "CELERY_")):
+            os.environ[key] = value
+    os.environ.setdefault("CELERY_TASK_ALWAYS_EAGER", "1")  # the load test sends no task; the fault test says so
     sys.path.insert(0, str(REPO_ROOT))
     import django
 
@@ -159,7 +161,7 @@ def free_port() -> int:
 
 
 class Gunicorn:
-    """``gunicorn factlab.wsgi`` on 127.0.0.1 (gthread workers); stopped on exit whatever happens."""
+    """gunicorn (``benchmarks.wsgi_warm``, preloaded, gthread workers) on 127.0.0.1; stopped on exit whatever happens."""
 
     def __init__(self, env: dict[str, str], *, port: int, workers: int, threads: int, log_path: Path):
         self.env, self.port, self.workers, self.threads, self.log_path = env, port, workers, threads, log_path
@@ -274,115 +276,6 @@ async def annotator(i: int, session_key: str, base: str, deadline: float, stats:
     async with httpx.AsyncClient(
         base_url=base, timeout=httpx.Timeout(30.0), limits=limits, follow_redirects=False, cookies={"sessionid": session_key}
     ) as client:
-        stats.logged_in += 1
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {self.process.returncode}:\n{self.log_path.read_text()[-3000:]}")
-            try:
-                with socket.create_connection((HOST, self.port), timeout=1):
-                    pass
-                if len(self.worker_pids()) >= self.workers:
-                    return self
-            except OSError:
-                pass
-            time.sleep(0.3)
-        self.stop()
-        raise RuntimeError("gunicorn did not start in time")
-
-    def worker_pids(self) -> list[int]:
-        import psutil
-
-        if self.process is None:
-            return []
-        try:
-            return sorted(child.pid for child in psutil.Process(self.process.pid).children())
-        except psutil.NoSuchProcess:
-            return []
-
-    def stop(self) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-
-# --------------------------------------------------------------------------- simulated annotators
-
-
-@dataclass
-class Stats:
-    submit_latencies: list[float] = field(default_factory=list)
-    task_latencies: list[float] = field(default_factory=list)
-    acknowledged: dict[int, str] = field(default_factory=dict)  # assignment id -> submission key
-    duplicates_acknowledged: int = 0
-    retries: int = 0
-    errors: Counter = field(default_factory=Counter)
-    blocked: int = 0
-    out_of_work: int = 0
-    logged_in: int = 0
-
-
-def choose_entity(data: dict) -> int:
-    """Answer the reading check as a careful reader: the option that does not occur in the article."""
-    article = " ".join(data["article"]).lower()
-    absent = [i for i, option in enumerate(data["entity_options"]) if option.lower() not in article]
-    return absent[0] if absent else 0
-
-
-def answers_for_page(data: dict, rng: random.Random) -> list[dict]:
-    """One answer per sentence shown (a simulated judgement: mostly "yes", sometimes an entity error)."""
-    rows = []
-    for summary in data["summaries"]:
-        answers = []
-        for _ in summary["sentences"]:
-            if rng.random() < 0.8:
-                answers.append({"factual": True, "categories": [], "seconds": round(rng.uniform(2, 12), 1)})
-            else:
-                answers.append({"factual": False, "categories": ["EntE"], "seconds": round(rng.uniform(4, 20), 1)})
-        rows.append({"answers": answers})
-    return rows
-
-
-class ConnectionLost(Exception):
-    """The server closed the connection or did not answer (a killed worker): the request may or may not have run."""
-
-
-async def _request(client, method: str, url: str, **kwargs):
-    import httpx
-
-    try:
-        return await client.request(method, url, **kwargs)
-    except (httpx.TransportError, httpx.TimeoutException) as exc:
-        raise ConnectionLost(type(exc).__name__) from exc
-
-
-async def annotator(i: int, session_key: str, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int) -> None:
-    """One simulated annotator (signed in with ``session_key``): take items until the deadline, the end of the work, or a block."""
-    import httpx
-
-    rng = random.Random(seed * 1000 + i)
-    limits = httpx.Limits(max_connections=2, max_keepalive_connections=1)
-    async with httpx.AsyncClient(base_url=base, timeout=httpx.Timeout(30.0), limits=limits, follow_redirects=False) as client:
-        try:
-            page = await _request(client, "GET", "/accounts/login/")
-            token = CSRF_INPUT.search(page.text).group(1)
-            login = await _request(client, "POST", "/accounts/login/", data={"username": f"bench-{i:04d}", "password": PASSWORD, "csrfmiddlewaretoken": token})
-        except ConnectionLost as exc:
-            stats.errors[f"login: {exc}"] += 1
-            return
-        if login.status_code != 302:
-            stats.errors[f"login: HTTP {login.status_code}"] += 1
-            return
         stats.logged_in += 1
         while time.monotonic() < deadline:
             started = time.perf_counter()

@@ -8,7 +8,15 @@ import json
 import pytest
 
 from annotate import bump_content
-from annotate.models import AssignmentStatus, BonusEntry, CampaignKind, Edit, Item, ReviewStatus, Summary
+from annotate.models import (
+    AssignmentStatus,
+    BonusEntry,
+    CampaignKind,
+    Edit,
+    Item,
+    ReviewStatus,
+    Summary,
+)
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.imports import import_dataset
@@ -149,3 +157,33 @@ def test_task1_qualifier_is_refused_from_task2(browser_page, live_server, screen
     page.goto(f"{live_server.url}/c/bump-t2/bump/task/")
     assert "only open to workers who did not take part" in page.inner_text("main")
     assert not Edit.objects.exists()
+
+
+def test_task2_demo_campaign_end_to_end(browser_page, live_server, screenshot):  # noqa: F811
+    from django.core.management import call_command
+
+    page = browser_page
+    call_command("setup_bump_demo")
+    make_worker("bump-free-editor")
+    live_login(page, live_server, "bump-free-editor", PASSWORD)
+    page.goto(f"{live_server.url}/c/bump-task2/")
+    assert page.url.endswith("/bump/qualification/")
+    for pair in bump_content.ACCURACY_PAIRS:
+        page.check(f"input[name={pair.id}][value={'yes' if pair.accurate else 'no'}]")
+    page.click("#submit-qualification")
+    page.wait_for_selector("#qualification-passed")
+    page.click("#start-task")
+    page.wait_for_selector("#edited-summary")
+    assert page.locator("#not-applicable").count() == 0 and "of any kind" in page.inner_text("#instructions")
+    reference = page.input_value("#edited-summary")
+    words = reference.split()
+    words[0] = "Officials"
+    page.fill("#edited-summary", " ".join(words))
+    page.fill("#checkpoint", page.inner_text("#checkpoint-code"))
+    screenshot(page, "bump-07-task2-edit")
+    page.click("#submit-edit")
+    page.wait_for_url("**/done/?submitted=1")
+    edit = Edit.objects.get(worker__user__username="bump-free-editor")
+    assert edit.requested_error_type == "" and edit.edited_summary.text == " ".join(words)
+    assert edit.source_summary.document.campaign.slug == "bump-task2"
+    assert page.js_errors == []

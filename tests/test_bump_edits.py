@@ -4,7 +4,13 @@ from __future__ import annotations
 import pytest
 
 from annotate import bump_content, bump_taxonomy
-from annotate.edits import edit_hints, edit_problems, inserted_words, word_diff, word_edit_distance
+from annotate.edits import (
+    edit_hints,
+    edit_problems,
+    inserted_words,
+    word_diff,
+    word_edit_distance,
+)
 
 REF = "The FDA approved the first Ebola vaccine , made by Merck , on Thursday ."
 ARTICLE = "The FDA approved the vaccine made by Merck on Thursday. It was tested in Guinea in 2014."

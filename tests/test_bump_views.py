@@ -7,7 +7,15 @@ import pytest
 from django.core.management import call_command
 
 from annotate import bump_content
-from annotate.models import Assignment, Campaign, CampaignKind, CampaignStatus, Edit, Item, QualificationStatus
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignKind,
+    CampaignStatus,
+    Edit,
+    Item,
+    QualificationStatus,
+)
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.participation import get_participation
 from annotate.services.review import make_reviewer

@@ -22,7 +22,11 @@ from annotate.selectors_bump import exportable_pairs, open_expert_items
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
-from annotate.services.participation import eligibility_problem, get_participation, record_qualification
+from annotate.services.participation import (
+    eligibility_problem,
+    get_participation,
+    record_qualification,
+)
 from annotate.services.review import complete_expert_item, make_reviewer, review_edit
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 

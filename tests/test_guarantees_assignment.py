@@ -17,6 +17,7 @@ from annotate.services.assignments import request_assignment, submit_assignment
 from tests.factories import make_campaign, make_document, make_worker
 from tests.guarantee_support import (
     duplicate_worker_items,
+    fast_password_hashing,  # noqa: F401 - autouse fixture
     frank_answers,
     over_assigned_items,
     require_postgresql,
@@ -118,3 +119,16 @@ def test_database_refuses_a_second_assignment_of_the_same_item_to_a_worker():
     a = request_assignment(worker, campaign)
     with pytest.raises(IntegrityError), transaction.atomic():
         Assignment.objects.create(item_id=a.item_id, worker=worker, expires_at=timezone.now() + timedelta(hours=1))
+
+
+def test_no_false_out_of_work_when_the_candidate_window_fills_up():
+    """32 workers at once, 32 single-slot items: the first candidates fill up under the others' feet,
+    yet every worker gets an item (nobody is told "no work left" while slots are free)."""
+    require_postgresql()
+    campaign = _campaign(items=32, redundancy=1)
+    workers = [make_worker() for _ in range(32)]
+    results, errors = run_in_threads([lambda w=w: request_assignment(w, campaign) for w in workers])
+    assert errors == []
+    assert sum(a is None for a in results) == 0
+    assert len({a.item_id for a in results}) == 32
+    assert over_assigned_items(campaign) == []

@@ -18,7 +18,12 @@ from annotate.services.bonuses import (
     worker_total,
 )
 from tests.factories import make_campaign, make_document, make_worker
-from tests.guarantee_support import frank_answers, require_postgresql, run_in_threads
+from tests.guarantee_support import (
+    fast_password_hashing,  # noqa: F401 - autouse fixture
+    frank_answers,
+    require_postgresql,
+    run_in_threads,
+)
 
 PAY, BONUS, STREAK = Decimal("0.50"), Decimal("1.00"), Decimal("2.00")
 

@@ -29,7 +29,10 @@ from annotate.models import (
 from annotate.services.assignments import request_assignment
 from annotate.services.imports import import_dataset
 from tests.factories import make_campaign, make_document, make_worker, qualify
-from tests.guarantee_support import frank_answers
+from tests.guarantee_support import (
+    fast_password_hashing,  # noqa: F401 - autouse fixture
+    frank_answers,
+)
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,12 @@ from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.errors import AssignmentClosed, NotEligible, NotYourAssignment
 from annotate.services.participation import block_participation, get_participation
 from tests.factories import make_campaign, make_document, make_worker
-from tests.guarantee_support import frank_answers, require_postgresql, run_in_threads
+from tests.guarantee_support import (
+    fast_password_hashing,  # noqa: F401 - autouse fixture
+    frank_answers,
+    require_postgresql,
+    run_in_threads,
+)
 
 SENTENCES = [["Greenvale's council approved a budget.", "It funds three new schools."], ["Helen Carter opposed the budget."]]
 N_SENTENCES = 3

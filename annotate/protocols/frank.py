@@ -103,7 +103,10 @@ def tutorial_feedback(summary: int, index: int, factual: bool, categories: Seque
         if factual:
             return {"correct": True, "message": f"Correct: this sentence is accurate. {key.explanation}"}
         return {"correct": False, "message": f"Not quite: this sentence is correct. {key.explanation}"}
-    name = BY_CODE[key.category].name.split(" (")[0].lower()
+    # Phrases that read well after "a"/"an" ("an other error" and "an out of article error" do not).
+    name = {"OtherE": "error that fits no other category", "OutE": "out-of-article error"}.get(
+        key.category, BY_CODE[key.category].name.split(" (")[0].lower()
+    )
     article = "an" if name[0] in "aeiou" else "a"
     if factual:
         return {"correct": False, "message": f"Look again: this sentence has {article} {name}. {key.explanation}"}

@@ -36,6 +36,7 @@ from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAss
 from .participation import apply_quality_rules, eligibility_problem, get_participation
 
 CANDIDATE_WINDOW = 25
+CANDIDATE_ROUNDS = 4
 
 
 def expire_stale_assignments(campaign: Campaign) -> int:
@@ -91,31 +92,37 @@ def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
         existing = current_assignment(worker, campaign)
         if existing is not None:
             return existing
-        candidates = _candidate_items(worker, campaign)
-        if campaign.is_bump:
-            # Spread a summary's edits over different workers: unseen summaries first, shuffled.
-            ordered = list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
-        else:
-            # Complete items that are already under way first, then in campaign order.
-            ordered = list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
-        for candidate in ordered:
-            try:
-                with transaction.atomic():
-                    item = Item.objects.select_for_update().get(pk=candidate.pk)
-                    live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
-                    if live >= campaign.redundancy:
-                        continue
-                    assignment = Assignment(
-                        item=item,
-                        worker=worker,
-                        expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
-                    )
-                    protocol.prepare_assignment(assignment)
-                    assignment.save()
-                    return assignment
-            except IntegrityError:
-                # The same worker claimed this item from another request at the same moment.
-                continue
+        # Under load the whole window can fill up between the query and the row locks (other workers
+        # took the last slots); the next query no longer lists those items, so look again, a bounded
+        # number of times, rather than telling the worker that no work is left.
+        for _ in range(CANDIDATE_ROUNDS):
+            candidates = _candidate_items(worker, campaign)
+            if campaign.is_bump:
+                # Spread a summary's edits over different workers: unseen summaries first, shuffled.
+                ordered = list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
+            else:
+                # Complete items that are already under way first, then in campaign order.
+                ordered = list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
+            if not ordered:
+                return None
+            for candidate in ordered:
+                try:
+                    with transaction.atomic():
+                        item = Item.objects.select_for_update().get(pk=candidate.pk)
+                        live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+                        if live >= campaign.redundancy:
+                            continue
+                        assignment = Assignment(
+                            item=item,
+                            worker=worker,
+                            expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+                        )
+                        protocol.prepare_assignment(assignment)
+                        assignment.save()
+                        return assignment
+                except IntegrityError:
+                    # The same worker claimed this item from another request at the same moment.
+                    continue
     return None
 
 

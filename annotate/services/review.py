@@ -19,7 +19,11 @@ from annotate.models import (
     ReviewStatus,
     Worker,
 )
-from annotate.protocols.bump import count_sentences, create_edited_summary, schedule_auto_scoring
+from annotate.protocols.bump import (
+    count_sentences,
+    create_edited_summary,
+    schedule_auto_scoring,
+)
 
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible
 

@@ -166,7 +166,10 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
             passed = score >= campaign.qualification_pass_score
             record_qualification(participation, score=score, passed=passed, answers=answers)
         except WorkflowError as exc:
-            return render(request, "annotate/frank/qualification.html", {**context, "rows": _qualification_rows(request.POST), "error": exc.message}, status=exc.status_code)
+            return render(request, "annotate/frank/qualification.html", {
+                **context, "rows": _qualification_rows(request.POST), "error": exc.message,
+                "attempts_left": qualification_attempts_left(participation),
+            }, status=exc.status_code)
         return render(request, "annotate/frank/qualification_result.html", {
             **context, "passed": passed, "score": score, "attempts_left": qualification_attempts_left(participation),
         })

@@ -61,7 +61,23 @@
     if (message) box.scrollIntoView({block: "nearest"});
   }
 
-  function answeredCount() { return state.answers.filter(function (a) { return a !== null; }).length; }
+  function complete(a) { return !!a && (a.factual || a.categories.length > 0); }
+  // A final message with one way forward (blocked worker, closed task): hide the task's steps.
+  function endPage(message, href, label, id) {
+    stopClock();
+    document.querySelectorAll("section[id^=step-]").forEach(function (s) { s.hidden = true; });
+    document.querySelector(".progress").hidden = true;
+    $("toggle-instructions").hidden = true;
+    $("instructions").hidden = true;
+    showError(message);
+    const p = document.createElement("p");
+    const link = document.createElement("a");
+    link.href = href; link.textContent = label; link.id = id; link.className = "button";
+    p.appendChild(link);
+    $("error-box").appendChild(p);
+  }
+
+  function answeredCount() { return state.answers.filter(complete).length; }
 
   function renderProgress() {
     const done = answeredCount();
@@ -115,11 +131,7 @@
     if (!result.ok) { showError(result.data.detail || "Your answer could not be checked."); return; }
     if (result.data.blocked) {
       localStorage.removeItem(storeKey);
-      document.querySelectorAll("section[id^=step-]").forEach(function (s) { s.hidden = true; });
-      showError(result.data.detail);
-      const link = document.createElement("a");
-      link.href = result.data.next; link.textContent = " Continue"; link.id = "blocked-continue";
-      $("error-box").appendChild(link);
+      endPage(result.data.detail, result.data.next, "Continue", "blocked-continue");
       return;
     }
     showError("");
@@ -170,8 +182,14 @@
     $("answer-hint").textContent = "";
     $("prev-sentence").disabled = state.cursor === 0;
     $("next-sentence").textContent = state.cursor === flat.length - 1 ? "Finish" : "Next sentence";
-    const first = document.querySelector("#annotate-article .relevant");
-    if (first) first.scrollIntoView({block: "nearest"});
+    // Bring the first related article sentence into view inside the article box only (scrollIntoView
+    // would also scroll the window and hide the progress bar on every "Next sentence").
+    const box = $("annotate-article");
+    const first = box.querySelector(".relevant");
+    if (first) {
+      const top = first.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+      if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - 40) box.scrollTop = Math.max(0, top - 20);
+    }
   }
 
   $("question").addEventListener("change", function () {
@@ -231,8 +249,14 @@
     const result = await factlab.postJSON(data.urls.submit, payload);
     this.disabled = false;
     this.textContent = "Submit answers";
+    if (result.status === 409 || result.status === 403) {
+      // The task is closed (expired, released, submitted elsewhere) or no longer this worker's: retrying cannot help.
+      localStorage.removeItem(storeKey);
+      endPage("Your answers were not submitted: " + (result.data.detail || "this task is closed."), window.location.pathname, "Get a new article", "closed-continue");
+      return;
+    }
     if (!result.ok) {
-      showError("Your answers were not submitted: " + (result.data.detail || "unknown error") + (result.status === 0 ? "" : " Your answers are still in this page."));
+      showError("Your answers were not submitted: " + (result.data.detail || "unknown error") + (result.status === 0 ? "" : " Your answers are still in this page; you can try again."));
       return;
     }
     localStorage.removeItem(storeKey);
