@@ -160,3 +160,10 @@ def make_campaign_stub():
 def test_prolific_completion_url():
     completion = ProlificProvider().completion({}, make_campaign_stub())
     assert completion.url == "https://app.prolific.com/submissions/complete?cc=C0DE"
+
+
+def test_entity_question_options_leave_out_garbled_phrases():
+    from annotate.protocols.frank import _clear_options
+
+    options = _clear_options(["the blonde Filipino' Ms Moon", "type 2 diabetes", "Helen Carter", '"It\'s a brilliant', "a very long noun phrase of many words"])
+    assert options == ["Helen Carter", "type 2 diabetes"]

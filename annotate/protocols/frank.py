@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -149,20 +150,39 @@ def summary_sentences(summary: Summary) -> list[str]:
     return [s for s in (summary.sentences or []) if s.strip()] or split_sentences(summary.text)
 
 
+_OPTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 .&'-]*[A-Za-z0-9.]$")
+
+
+def _clear_options(entities: list[str]) -> list[str]:
+    """Entities a careful reader can judge: short names or phrases without quotes or broken punctuation.
+
+    A wrong answer blocks the worker, so garbled noun-phrase chunks from the entity counter are left out;
+    capitalised ones (names) come first.
+    """
+    clear = [
+        e for e in entities
+        if 2 < len(e) <= 40 and len(e.split()) <= 4 and _OPTION_RE.match(e) and e.count("'") <= 1 and "''" not in e
+    ]
+    return sorted(clear, key=lambda e: not e[:1].isupper())
+
+
 def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
     """Three options, two entities from the article and one that is not in it; None when impossible."""
     text = document.text.lower()
-    present = [e for e in dict.fromkeys(document.entities or []) if isinstance(e, str) and e.strip() and e.lower() in text]
+    candidates = [e.strip() for e in dict.fromkeys(document.entities or []) if isinstance(e, str)]
+    present = _clear_options([e for e in candidates if e.lower() in text])
     if len(present) < 2:
-        present = [e for e in named_entities(document.text) if e.lower() in text]
+        present = _clear_options([e for e in named_entities(document.text) if e.lower() in text])
     negative = document.negative_entity.strip()
     if not negative or negative.lower() in text:
         others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).values_list("entities", flat=True)
-        pool = sorted({e for ents in others for e in (ents or []) if isinstance(e, str) and len(e) > 2 and e.lower() not in text})
+        pool = sorted(set(_clear_options([e.strip() for ents in others for e in (ents or []) if isinstance(e, str) and e.lower() not in text])))
         negative = rng.choice(pool) if pool else ""
     if len(present) < 2 or not negative:
         return None
-    options = rng.sample(present, 2) + [negative]
+    # Prefer names (capitalised) when there are enough of them.
+    names = [e for e in present if e[:1].isupper()]
+    options = rng.sample(names if len(names) >= 2 else present, 2) + [negative]
     rng.shuffle(options)
     return {"options": options, "answer": options.index(negative)}
 
@@ -260,7 +280,7 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict
         )
         reason = None
         if not correct and assignment.item.campaign.entity_check_enabled:
-            reason = "the answer to the reading check (which name was not in the article) was wrong"
+            reason = "the answer to the reading check (which of the three options was not mentioned in the article) was wrong"
             block_participation(participation, reason)
     return {"correct": correct, "blocked_reason": reason}
 
