@@ -150,3 +150,16 @@ def test_setup_bump_demo_falls_back_to_the_committed_copy(settings, tmp_path):
     call_command("setup_bump_demo", "--samples", str(committed))
     assert json.loads((committed / "bump_task1_sample.json").read_text())[0]["article_id"] == int(
         Campaign.objects.get(slug="bump-task1").documents.get().external_id)
+
+
+def test_admin_campaign_page_links_to_the_review_queue(client):
+    from django.contrib.auth import get_user_model
+
+    from annotate.services.campaigns import create_bump_campaign
+
+    campaign = create_bump_campaign(slug="bump-admin-link", name="BUMP admin link", kind="bump_taxonomy")
+    admin = get_user_model().objects.create_user("bump-admin-link", password="pw-Admin-123", is_staff=True)
+    client.force_login(admin)
+    page = client.get(f"/manage/{campaign.slug}/")
+    assert page.status_code == 200
+    assert f'href="/c/{campaign.slug}/bump/review/"' in page.content.decode()

@@ -29,6 +29,10 @@ class Protocol(ABC):
     tutorial_url_name: str | None = None
     qualification_url_name: str | None = None
     task_url_name: str = ""
+    #: Optional pages: the read-only preview for crowd platforms, and the expert review queue (linked from
+    #: the admin campaign page).
+    preview_url_name: str | None = None
+    review_url_name: str | None = None
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""

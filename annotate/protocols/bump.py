@@ -97,6 +97,8 @@ def schedule_auto_scoring(campaign: Campaign, summary_ids: list[int]) -> None:
 
 class _BumpProtocol(Protocol):
     tutorial_url_name = None
+    # The admin campaign page links to the expert review queue.
+    review_url_name = "bump-review"
     allows_not_applicable = False
 
     def prepare_assignment(self, assignment: Assignment) -> None:
