@@ -198,3 +198,33 @@ def test_api_gives_annotators_no_data_with_session_or_token(world):
             if not describes_api and path not in open_paths:
                 assert response.status_code in (401, 403, 404, 405), f"{label} {path}: {response.status_code}"
             assert_no_gold(body, f"{label} GET {path}", schema=describes_api)
+
+
+def test_bump_pages_carry_no_qualification_key():
+    """BUMP Task 1 (which edit has which error type) and Task 2 (which pair is accurate) keys stay on the server."""
+    from annotate import bump_content
+    from annotate.models import CampaignKind, CampaignStatus
+    from annotate.services.campaigns import create_bump_campaign
+    from tests.factories import make_bump_document
+
+    task1 = create_bump_campaign("leak-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
+    task2 = create_bump_campaign("leak-t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)
+    make_bump_document(task1, types=["extrinsic_entity"])
+    make_bump_document(task2)
+    pages: dict[str, str] = {}
+    for campaign in (task1, task2):
+        newcomer = make_worker()
+        client = Client()
+        client.force_login(newcomer.user)
+        pages.update({f"{campaign.slug} newcomer {k}": v for k, v in crawl(client, [f"/c/{campaign.slug}/"]).items()})
+        annotator = make_worker()
+        qualify(annotator, campaign)
+        client.force_login(annotator.user)
+        pages.update({f"{campaign.slug} annotator {k}": v for k, v in crawl(client, [f"/c/{campaign.slug}/"]).items()})
+    qualification_pages = [body for where, body in pages.items() if "qualification" in where]
+    assert len(qualification_pages) >= 2 and any("bump/task" in where for where in pages)
+    for where, body in pages.items():
+        leak = re.search(r"error_type|\"accurate\"|data-(?:answer|key|gold|type)=|\bselected\b|\bchecked\b", body)
+        assert leak is None, f"{where}: {leak.group(0)!r}"
+        for edit in bump_content.TAXONOMY_EDITS:  # never an edit next to its type's code
+            assert f'{edit.id}" value="{edit.error_type}' not in body and f"{edit.id}:{edit.error_type}" not in body

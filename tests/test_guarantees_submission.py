@@ -24,7 +24,11 @@ from annotate.models import (
     Participation,
     SentenceJudgement,
 )
-from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.assignments import (
+    release_assignment,
+    request_assignment,
+    submit_assignment,
+)
 from annotate.services.errors import AssignmentClosed, NotEligible, NotYourAssignment
 from annotate.services.participation import block_participation, get_participation
 from tests.factories import make_campaign, make_document, make_worker
@@ -94,7 +98,7 @@ def test_submit_after_expiry_is_refused_and_stores_nothing():
 def test_submit_after_blocking_is_refused_and_stores_nothing():
     campaign, worker, assignment = _setup()
     block_participation(get_participation(worker, campaign), "failed the reading check")
-    with pytest.raises(AssignmentClosed, match="released"):
+    with pytest.raises(NotEligible, match="blocked from this campaign: failed the reading check.*not stored"):
         submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="k")
     # Blocked on the account level while the assignment is still active: refused too.
     _campaign2, worker2, assignment2 = _setup()
@@ -104,6 +108,15 @@ def test_submit_after_blocking_is_refused_and_stores_nothing():
         submit_assignment(assignment2.pk, worker2, frank_answers(assignment2), submission_key="k")
     assert _stored(assignment) == 0 and _stored(assignment2) == 0
     assert not BonusEntry.objects.exists()
+
+
+@pytest.mark.django_db
+def test_submit_of_a_skipped_assignment_is_refused():
+    _campaign, worker, assignment = _setup()
+    release_assignment(assignment)
+    with pytest.raises(AssignmentClosed, match="released and can no longer be submitted"):
+        submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="k")
+    assert _stored(assignment) == 0
 
 
 @pytest.mark.django_db
@@ -176,7 +189,8 @@ def test_http_submit_after_expiry_or_blocking_is_refused_with_a_message():
     client.force_login(worker2.user)
     block_participation(get_participation(worker2, campaign2), "too many wrong control answers")
     status, body = _post(client, _submit_url(campaign2, assignment2), {**frank_answers(assignment2), "submission_key": "k"})
-    assert status == 409 and "can no longer be submitted" in body["detail"]
+    assert status == 403 and body["error"] == "not_eligible"
+    assert "blocked from this campaign: too many wrong control answers" in body["detail"] and "not stored" in body["detail"]
     assert _stored(assignment) == 0 and _stored(assignment2) == 0
 
 
@@ -250,3 +264,69 @@ def test_acknowledged_submission_is_committed_before_the_response(monkeypatch):
     (count,), errors = run_in_threads([lambda: SentenceJudgement.objects.filter(assignment_id=assignment.pk).count()])
     assert errors == [] and count == N_SENTENCES
     assert not any(db.get("ATOMIC_REQUESTS") for db in settings.DATABASES.values())
+
+
+# --- through the BUMP HTTP endpoint
+
+
+def _bump_task():
+    from annotate.models import CampaignKind, CampaignStatus
+    from annotate.services.campaigns import create_bump_campaign
+    from tests.factories import make_bump_document
+
+    campaign = create_bump_campaign(
+        "guarantee-bump", "Guarantee BUMP", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING,
+        qualification_required=False, tutorial_required=False,
+    )
+    make_bump_document(campaign, types=["extrinsic_entity"])
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    url = reverse("annotate:bump-submit", args=[campaign.slug, assignment.pk])
+    return campaign, worker, assignment, url
+
+
+def _bump_body(assignment, key: str = "bump-page") -> str:
+    from tests.factories import BUMP_REFERENCE
+
+    return json.dumps({"checkpoint": assignment.checkpoint_code, "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"), "submission_key": key})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bump_concurrent_identical_submits_store_one_edit():
+    require_postgresql()
+    from annotate.models import Edit, Summary
+
+    _campaign, worker, assignment, url = _bump_task()
+    summaries_before = Summary.objects.count()
+    body = _bump_body(assignment)
+
+    def post():
+        client = Client()
+        client.force_login(worker.user)
+        response = client.post(url, data=body, content_type="application/json")
+        return response.status_code, response.json()
+
+    results, errors = run_in_threads([post for _ in range(6)])
+    assert errors == []
+    assert all(status == 200 and data["ok"] for status, data in results)
+    assert sorted(data["duplicate"] for _, data in results) == [False] + [True] * 5
+    assert Edit.objects.filter(assignment=assignment).count() == 1
+    assert Summary.objects.count() == summaries_before + 1  # one edited summary, not six
+
+
+@pytest.mark.django_db
+def test_bump_submit_after_blocking_or_for_another_worker_is_refused():
+    from annotate.models import Edit
+
+    campaign, worker, assignment, url = _bump_task()
+    intruder = make_worker()
+    client = Client()
+    client.force_login(intruder.user)
+    response = client.post(url, data=_bump_body(assignment), content_type="application/json")
+    assert response.status_code == 403 and response.json()["error"] == "forbidden"
+    block_participation(get_participation(worker, campaign), "wrong checkpoint codes")
+    client.force_login(worker.user)
+    response = client.post(url, data=_bump_body(assignment), content_type="application/json")
+    assert response.status_code == 403 and "wrong checkpoint codes" in response.json()["detail"]
+    assert "not stored" in response.json()["detail"]
+    assert not Edit.objects.filter(assignment=assignment).exists()

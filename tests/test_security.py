@@ -37,6 +37,7 @@ def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_counters():
+    # Hourly rates below: a fixed one-minute window could roll over in the middle of a test.
     cache.clear()
     yield
     cache.clear()
@@ -144,7 +145,7 @@ def test_login_form_requires_the_csrf_token():
 
 
 @pytest.mark.django_db
-@override_settings(FACTLAB_RATELIMIT_LOGIN="3/m")
+@override_settings(FACTLAB_RATELIMIT_LOGIN="3/h")
 def test_login_attempts_are_rate_limited_per_address():
     get_user_model().objects.create_user("alice", password="correct horse battery staple")
     client = Client(REMOTE_ADDR="10.0.0.1")
@@ -162,7 +163,7 @@ def test_login_attempts_are_rate_limited_per_address():
 
 
 @pytest.mark.django_db
-@override_settings(FACTLAB_RATELIMIT_LOGIN="3/m")
+@override_settings(FACTLAB_RATELIMIT_LOGIN="3/h")
 def test_login_attempts_are_rate_limited_per_username_across_addresses():
     get_user_model().objects.create_user("alice", password="correct horse battery staple")
     for i in range(3):
@@ -174,7 +175,7 @@ def test_login_attempts_are_rate_limited_per_username_across_addresses():
 
 
 @pytest.mark.django_db
-@override_settings(FACTLAB_RATELIMIT_LOGIN="2/m")
+@override_settings(FACTLAB_RATELIMIT_LOGIN="2/h")
 def test_admin_login_is_rate_limited_too():
     client = Client(REMOTE_ADDR="10.0.2.1")
     for _ in range(2):
@@ -205,7 +206,7 @@ def test_rate_limit_groups_follow_url_names():
 
 
 @pytest.mark.django_db
-@override_settings(FACTLAB_RATELIMIT_SUBMIT="2/m")
+@override_settings(FACTLAB_RATELIMIT_SUBMIT="2/h")
 def test_submissions_are_rate_limited_per_account_with_a_json_429():
     from django.urls import reverse
 
@@ -235,7 +236,7 @@ def test_submissions_are_rate_limited_per_account_with_a_json_429():
 
 
 @pytest.mark.django_db
-@override_settings(FACTLAB_RATELIMIT_LOGIN="2/m")
+@override_settings(FACTLAB_RATELIMIT_LOGIN="2/h")
 def test_api_token_endpoint_is_rate_limited():
     get_user_model().objects.create_user("tok", password="correct horse battery staple")
     client = Client(REMOTE_ADDR="10.0.5.1")

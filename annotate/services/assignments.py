@@ -165,6 +165,12 @@ def submit_assignment(
             if submission_key and submission_key == assignment.submission_key:
                 return SubmitOutcome(assignment=assignment, result=None, duplicate=True)
             raise AssignmentClosed("This task was already submitted.")
+        if assignment.status == AssignmentStatus.RELEASED:
+            # Blocking releases the worker's assignments: tell them why, not just that the task is gone.
+            blocked = Participation.objects.filter(worker=worker, campaign_id=assignment.item.campaign_id).first()
+            problem = eligibility_problem(blocked) if blocked is not None else None
+            if problem:
+                raise NotEligible(problem + " Your answers were not stored.")
         if assignment.status != AssignmentStatus.ACTIVE:
             raise AssignmentClosed(
                 "This task expired before it was submitted; your answers were not stored."
