@@ -253,12 +253,15 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict
     twice returns the first outcome. Returns ``{"correct": bool, "blocked_reason": str | None}``; the
     right option is never returned.
     """
+    owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
+    if owner is None:
+        raise AssignmentClosed("This task no longer exists.")
+    if owner["worker_id"] != worker.pk:
+        raise NotYourAssignment("This task belongs to another worker.")
     with transaction.atomic():
-        assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").filter(pk=assignment_id).first()
-        if assignment is None:
-            raise AssignmentClosed("This task no longer exists.")
-        if assignment.worker_id != worker.pk:
-            raise NotYourAssignment("This task belongs to another worker.")
+        # Participation first, then the assignment: the lock order of the shared workflow (no deadlocks).
+        Participation.objects.select_for_update().get_or_create(worker=worker, campaign_id=owner["item__campaign_id"])
+        assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").get(pk=assignment_id)
         entity = assignment.layout.get("entity")
         if entity is None:
             return {"correct": True, "blocked_reason": None}

@@ -11,7 +11,6 @@ Guarantees (tested against PostgreSQL under concurrency):
 """
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -150,27 +149,30 @@ def submit_assignment(
     if not isinstance(payload, dict):
         raise InvalidSubmission("The submission must be a JSON object.")
     submission_key = (submission_key or "")[:64]
+    # Locks are taken in one order everywhere (participation, then assignment or item), as blocking and
+    # claiming do, so concurrent submits, claims and blocks queue up instead of deadlocking.
+    owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
+    if owner is None:
+        raise AssignmentClosed("This task no longer exists.")
+    if owner["worker_id"] != worker.pk:
+        raise NotYourAssignment("This task belongs to another worker.")
     with transaction.atomic():
+        participation = Participation.objects.select_for_update().get_or_create(
+            worker=worker, campaign_id=owner["item__campaign_id"]
+        )[0]
         assignment = (
             Assignment.objects.select_for_update(of=("self",))
             .select_related("item__campaign")
-            .filter(pk=assignment_id)
-            .first()
+            .get(pk=assignment_id)
         )
-        if assignment is None:
-            raise AssignmentClosed("This task no longer exists.")
-        if assignment.worker_id != worker.pk:
-            raise NotYourAssignment("This task belongs to another worker.")
         if assignment.status == AssignmentStatus.SUBMITTED:
             if submission_key and submission_key == assignment.submission_key:
                 return SubmitOutcome(assignment=assignment, result=None, duplicate=True)
             raise AssignmentClosed("This task was already submitted.")
-        if assignment.status == AssignmentStatus.RELEASED:
+        problem = eligibility_problem(participation)
+        if assignment.status == AssignmentStatus.RELEASED and problem:
             # Blocking releases the worker's assignments: tell them why, not just that the task is gone.
-            blocked = Participation.objects.filter(worker=worker, campaign_id=assignment.item.campaign_id).first()
-            problem = eligibility_problem(blocked) if blocked is not None else None
-            if problem:
-                raise NotEligible(problem + " Your answers were not stored.")
+            raise NotEligible(problem + " Your answers were not stored.")
         if assignment.status != AssignmentStatus.ACTIVE:
             raise AssignmentClosed(
                 "This task expired before it was submitted; your answers were not stored."
@@ -178,8 +180,6 @@ def submit_assignment(
                 else "This task was released and can no longer be submitted."
             )
         campaign = assignment.item.campaign
-        participation = Participation.objects.select_for_update().get_or_create(worker=worker, campaign=campaign)[0]
-        problem = eligibility_problem(participation)
         if problem:
             raise NotEligible(problem + " Your answers were not stored.")
         now = timezone.now()
