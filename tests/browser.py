@@ -1,7 +1,8 @@
 """Shared fixtures for end-to-end tests in Debian's headless Chromium (Playwright's sync API).
 
-Use in a test module:  ``from tests.browser import browser, browser_page, live_login, screenshot  # noqa: F401``
-and mark tests with ``@pytest.mark.browser`` plus the ``transactional_db`` fixture.
+The fixtures are registered for the whole suite in ``tests/conftest.py`` (``pytest_plugins``), so one
+session-wide Playwright instance serves every browser test; import only helpers such as ``live_login``.
+Mark browser tests with ``@pytest.mark.browser`` and use the ``transactional_db`` fixture.
 """
 from __future__ import annotations
 

@@ -5,6 +5,9 @@ from pathlib import Path
 
 import pytest
 
+# Browser fixtures (one Playwright/Chromium for the whole session).
+pytest_plugins = ["tests.browser"]
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 FRANK_DIR = SHARED_DATA / "frank"

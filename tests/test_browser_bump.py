@@ -21,7 +21,7 @@ from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.imports import import_dataset
 from annotate.services.participation import get_participation, record_qualification
-from tests.browser import browser, browser_page, live_login, screenshot  # noqa: F401
+from tests.browser import live_login
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -35,7 +35,7 @@ def _submit_and_wait_for_error(page) -> str:
     return page.inner_text("#submit-error")
 
 
-def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, screenshot):  # noqa: F811 (fixtures from tests.browser)
+def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, screenshot):
     page = browser_page
     campaign = create_bump_campaign("bump-e2e", "BUMP Task 1 (test)", CampaignKind.BUMP_TAXONOMY, status="running")
     make_bump_document(campaign, types=["extrinsic_entity", "coreference"])
@@ -99,7 +99,7 @@ def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, sc
     assert page.js_errors == []
 
 
-def test_reviewer_corrects_a_type_and_the_export_round_trips(browser_page, live_server, screenshot, samples_dir, tmp_path):  # noqa: F811
+def test_reviewer_corrects_a_type_and_the_export_round_trips(browser_page, live_server, screenshot, samples_dir, tmp_path):
     page = browser_page
     campaign = create_bump_campaign("bump-review", "BUMP review (test)", CampaignKind.BUMP_TAXONOMY, status="running")
     import_dataset("bump", [samples_dir / "bump_task1_sample.json"], campaign_slug="bump-review")  # 7 reviewed pairs
@@ -143,7 +143,7 @@ def test_reviewer_corrects_a_type_and_the_export_round_trips(browser_page, live_
     assert page.js_errors == []
 
 
-def test_task1_qualifier_is_refused_from_task2(browser_page, live_server, screenshot):  # noqa: F811
+def test_task1_qualifier_is_refused_from_task2(browser_page, live_server, screenshot):
     page = browser_page
     task1 = create_bump_campaign("bump-t1", "BUMP Task 1 (test)", CampaignKind.BUMP_TAXONOMY, status="running")
     task2 = create_bump_campaign("bump-t2", "BUMP Task 2 (test)", CampaignKind.BUMP_FREE, status="running", exclusive_with=task1)
@@ -159,7 +159,7 @@ def test_task1_qualifier_is_refused_from_task2(browser_page, live_server, screen
     assert not Edit.objects.exists()
 
 
-def test_task2_demo_campaign_end_to_end(browser_page, live_server, screenshot):  # noqa: F811
+def test_task2_demo_campaign_end_to_end(browser_page, live_server, screenshot):
     from django.core.management import call_command
 
     page = browser_page

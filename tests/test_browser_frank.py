@@ -15,7 +15,7 @@ from annotate.models import (
     Trap,
     TrapAnswer,
 )
-from tests.browser import browser, browser_page, live_login, new_page, screenshot  # noqa: F401
+from tests.browser import live_login
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.test_frank_protocol import TRAPS
 
@@ -30,7 +30,7 @@ def answer_sentence(page, factual: bool, categories: list[str], *, button: str =
     page.click(button)
 
 
-def test_tutorial_then_qualification_fail_and_pass(browser_page, live_server, screenshot):  # noqa: F811 (fixtures imported from tests.browser)
+def test_tutorial_then_qualification_fail_and_pass(browser_page, live_server, screenshot):
     page = browser_page
     campaign = make_campaign(tutorial_required=True, qualification_required=True, qualification_attempts=2)
     make_document(campaign)
@@ -84,7 +84,7 @@ def test_tutorial_then_qualification_fail_and_pass(browser_page, live_server, sc
     assert not page.js_errors
 
 
-def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server, screenshot):  # noqa: F811 (fixtures imported from tests.browser)
+def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server, screenshot):
     page = browser_page
     campaign = make_campaign(trap_rate=1.0, redundancy=1, trap_min_count=1, min_seconds_per_sentence=0.0)
     make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Helen Carter voted against it."]], traps={"F1": TRAPS["F1"]})
@@ -150,7 +150,7 @@ def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server
     assert not page.js_errors
 
 
-def test_failed_reading_check_blocks_the_worker(browser_page, live_server, screenshot):  # noqa: F811 (fixtures imported from tests.browser)
+def test_failed_reading_check_blocks_the_worker(browser_page, live_server, screenshot):
     page = browser_page
     campaign = make_campaign()
     make_document(campaign)
