@@ -35,7 +35,6 @@ from annotate.relevance import relevant_sentences
 from annotate.services.errors import (
     AssignmentClosed,
     InvalidSubmission,
-    NotYourAssignment,
 )
 from annotate.services.participation import (
     block_participation,
@@ -253,15 +252,10 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict
     twice returns the first outcome. Returns ``{"correct": bool, "blocked_reason": str | None}``; the
     right option is never returned.
     """
-    owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
-    if owner is None:
-        raise AssignmentClosed("This task no longer exists.")
-    if owner["worker_id"] != worker.pk:
-        raise NotYourAssignment("This task belongs to another worker.")
+    from annotate.services.assignments import lock_worker_assignment
+
     with transaction.atomic():
-        # Participation first, then the assignment: the lock order of the shared workflow (no deadlocks).
-        Participation.objects.select_for_update().get_or_create(worker=worker, campaign_id=owner["item__campaign_id"])
-        assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").get(pk=assignment_id)
+        _, assignment = lock_worker_assignment(assignment_id, worker)
         entity = assignment.layout.get("entity")
         if entity is None:
             return {"correct": True, "blocked_reason": None}

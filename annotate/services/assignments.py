@@ -130,6 +130,25 @@ def release_assignment(assignment: Assignment) -> None:
     Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(status=AssignmentStatus.RELEASED)
 
 
+def lock_worker_assignment(assignment_id: int, worker: Worker) -> tuple[Participation, Assignment]:
+    """Lock the worker's participation, then their assignment (call inside a transaction).
+
+    Every writer takes these locks in this one order (participation, then assignment or item), as claiming
+    and blocking do, so concurrent submits, claims and blocks queue up instead of deadlocking. Raises
+    ``AssignmentClosed`` for a missing assignment and ``NotYourAssignment`` for someone else's.
+    """
+    owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
+    if owner is None:
+        raise AssignmentClosed("This task no longer exists.")
+    if owner["worker_id"] != worker.pk:
+        raise NotYourAssignment("This task belongs to another worker.")
+    participation = Participation.objects.select_for_update().get_or_create(
+        worker=worker, campaign_id=owner["item__campaign_id"]
+    )[0]
+    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").get(pk=assignment_id)
+    return participation, assignment
+
+
 @dataclass
 class SubmitOutcome:
     assignment: Assignment
@@ -149,22 +168,8 @@ def submit_assignment(
     if not isinstance(payload, dict):
         raise InvalidSubmission("The submission must be a JSON object.")
     submission_key = (submission_key or "")[:64]
-    # Locks are taken in one order everywhere (participation, then assignment or item), as blocking and
-    # claiming do, so concurrent submits, claims and blocks queue up instead of deadlocking.
-    owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
-    if owner is None:
-        raise AssignmentClosed("This task no longer exists.")
-    if owner["worker_id"] != worker.pk:
-        raise NotYourAssignment("This task belongs to another worker.")
     with transaction.atomic():
-        participation = Participation.objects.select_for_update().get_or_create(
-            worker=worker, campaign_id=owner["item__campaign_id"]
-        )[0]
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("item__campaign")
-            .get(pk=assignment_id)
-        )
+        participation, assignment = lock_worker_assignment(assignment_id, worker)
         if assignment.status == AssignmentStatus.SUBMITTED:
             if submission_key and submission_key == assignment.submission_key:
                 return SubmitOutcome(assignment=assignment, result=None, duplicate=True)

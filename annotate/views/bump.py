@@ -19,7 +19,7 @@ from annotate import bump_content, bump_taxonomy, edits
 from annotate.models import Assignment, Campaign, CampaignKind, QualificationStatus
 from annotate.protocols.bump import task_page_data
 from annotate.selectors_bump import open_expert_items, review_queue
-from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
@@ -29,7 +29,7 @@ from annotate.services.participation import (
 )
 from annotate.services.review import complete_expert_item, is_reviewer, review_edit
 
-from .common import crowd_context, worker_for_user
+from .common import claim_assignment, crowd_context, worker_for_user
 
 BUMP_KINDS = (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE)
 
@@ -97,16 +97,9 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def task(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(slug)
-    worker = worker_for_user(request.user)
-    try:
-        assignment = request_assignment(worker, campaign)
-    except WorkflowError:
-        return redirect("annotate:campaign", slug)
-    if assignment is None:
-        return render(request, "annotate/message.html", {
-            "title": "No more summaries", "message": "There is no summary left for you to edit in this campaign. Thank you!",
-            "next_url": reverse("annotate:campaign-done", args=[slug]),
-        })
+    assignment, response = claim_assignment(request, campaign, nothing_left="There is no summary left for you to edit in this campaign.")
+    if response is not None:
+        return response
     context = crowd_context(request, campaign)
     external = context.get("assignment_id") or context.get("session_id")
     if external and not assignment.external_assignment_id:

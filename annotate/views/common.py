@@ -13,7 +13,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from annotate.models import Campaign, CampaignStatus, QualificationStatus, Worker
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignStatus,
+    QualificationStatus,
+    Worker,
+)
 from annotate.protocols import Protocol, protocol_for
 from annotate.providers import (
     ArrivalError,
@@ -21,7 +27,8 @@ from annotate.providers import (
     provider_named,
     worker_for_arrival,
 )
-from annotate.services.assignments import current_assignment
+from annotate.services.assignments import current_assignment, request_assignment
+from annotate.services.errors import WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
     get_participation,
@@ -39,6 +46,24 @@ def worker_for_user(user) -> Worker:
 
 def crowd_context(request: HttpRequest, campaign: Campaign) -> dict[str, str]:
     return request.session.get(CROWD_SESSION_KEY, {}).get(campaign.slug, {})
+
+
+def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: str) -> tuple[Assignment | None, HttpResponse | None]:
+    """The worker's current or next assignment for a task page, or the response to show instead.
+
+    A worker who may not work now goes back to the campaign entry (which explains why); when no work is
+    left the page says ``nothing_left`` and links to the end of the campaign.
+    """
+    try:
+        assignment = request_assignment(worker_for_user(request.user), campaign)
+    except WorkflowError:
+        return None, redirect("annotate:campaign", campaign.slug)
+    if assignment is None:
+        return None, render(request, "annotate/message.html", {
+            "title": "Nothing left to do", "message": nothing_left + " Thank you!",
+            "next_url": reverse("annotate:campaign-done", args=[campaign.slug]),
+        })
+    return assignment, None
 
 
 def protocol_url(protocol: Protocol, attr: str, campaign: Campaign) -> str | None:

@@ -22,7 +22,7 @@ from annotate.protocols.frank import (
     task_page_data,
     tutorial_feedback,
 )
-from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
@@ -32,7 +32,7 @@ from annotate.services.participation import (
     record_qualification,
 )
 
-from .common import crowd_context, worker_for_user
+from .common import claim_assignment, crowd_context, worker_for_user
 
 TUTORIAL_SESSION_KEY = "frank_tutorial_answered"
 
@@ -212,16 +212,9 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 def task(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(slug)
-    worker = worker_for_user(request.user)
-    try:
-        assignment = request_assignment(worker, campaign)
-    except WorkflowError:
-        return redirect("annotate:campaign", slug)
-    if assignment is None:
-        return render(request, "annotate/message.html", {
-            "title": "No more articles", "message": "There is no article left for you in this campaign. Thank you!",
-            "next_url": reverse("annotate:campaign-done", args=[slug]),
-        })
+    assignment, response = claim_assignment(request, campaign, nothing_left="There is no article left for you in this campaign.")
+    if response is not None:
+        return response
     external = crowd_context(request, campaign).get("assignment_id") or crowd_context(request, campaign).get("session_id")
     if external and not assignment.external_assignment_id:
         Assignment.objects.filter(pk=assignment.pk).update(external_assignment_id=external[:200])
