@@ -28,11 +28,12 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
 
-# Command 1: install, migrate, import FRANK into the demo campaign, create demo users, serve the site.
+# Command 1: install, migrate, import FRANK and the BUMP samples into demo campaigns, create demo users, serve the site.
 demo: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py setup_demo --frank-data $(FRANK_DATA)
-	@echo "FactLab runs on http://$(HOST):$(PORT)/  (admin: demo-admin / factlab-admin, annotator: demo-annotator / factlab-annotator)"
+	$(PY) manage.py setup_bump_demo
+	@echo "FactLab runs on http://$(HOST):$(PORT)/  (admin: demo-admin / factlab-admin, annotator: demo-annotator / factlab-annotator, BUMP reviewer: demo-reviewer / factlab-reviewer)"
 	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
 serve:
