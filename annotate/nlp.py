@@ -29,6 +29,24 @@ def split_sentences_many(texts: Iterable[str], batch_size: int = 64) -> Iterator
         yield [s.text.strip() for s in doc.sents if s.text.strip()]
 
 
+@functools.cache
+def _sentencizer():
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def count_sentences_by_punctuation(text: str) -> int:
+    """Number of sentences by spaCy's rule-based sentencizer (sentence-final punctuation).
+
+    Used to check that an edit adds or removes no sentence: the parser-based split can move a boundary
+    when one word changes, while this count changes only when sentence punctuation does.
+    """
+    return sum(1 for sent in _sentencizer()(text).sents if sent.text.strip())
+
+
 def named_entities(text: str) -> list[str]:
     """Distinct named-entity strings of ``text`` in order of appearance (for entity questions)."""
     nlp = get_nlp(disable=("lemmatizer",))

@@ -42,6 +42,16 @@ def review_queue(campaign: Campaign, *, status: str = ReviewStatus.PENDING) -> Q
     )
 
 
+def reviewed_edits(campaign: Campaign) -> QuerySet[Edit]:
+    """Edits of the campaign a reviewer has decided on (accepted, corrected or rejected), latest decision first."""
+    return (
+        Edit.objects.filter(source_summary__document__campaign=campaign, is_not_applicable=False)
+        .exclude(review_status=ReviewStatus.PENDING)
+        .select_related("source_summary__document", "edited_summary", "worker__user", "reviewer")
+        .order_by("-reviewed_at", "-id")
+    )
+
+
 def open_expert_items(campaign: Campaign) -> QuerySet[Item]:
     """Re-queued N/A items that no expert has completed yet."""
     done = Exists(Assignment.objects.filter(item=OuterRef("pk"), status=AssignmentStatus.SUBMITTED))

@@ -166,6 +166,8 @@ CELERY_TASK_ROUTES = {
     "metrics_service.tasks.score_chunk": {"queue": "cpu"},
     "metrics_service.tasks.requeue_stale_chunks": {"queue": "cpu"},
 }
+# Seconds between automatic reloads of a running campaign's dashboard.
+FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD_REFRESH_SECONDS", "60")))
 # Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
 # and how long a chunk may stay "running" before requeue_stale_chunks sends it again.
 FACTLAB_SCORING_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_SCORING_MAX_ATTEMPTS", "5"))
@@ -174,7 +176,6 @@ FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECOND
 FACTLAB_EXTRA_SCORERS = dict(
     item.strip().split("=", 1) for item in os.environ.get("FACTLAB_EXTRA_SCORERS", "").split(",") if "=" in item
 )
-
 
 
 def _cache_url(redis_url: str) -> str:

@@ -1,6 +1,7 @@
 """Campaign dashboard: figures of the analysis report (staff and researchers granted the campaign)."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
@@ -74,6 +75,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "metrics": sorted(correlations),
         "figures": _figures(campaign, report, options, metric),
         "live": campaign.status == CampaignStatus.RUNNING,
+        "refresh_seconds": settings.FACTLAB_DASHBOARD_REFRESH_SECONDS,
         "splits": SPLITS,
         "datasets": Dataset.values,
     }

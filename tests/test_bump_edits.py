@@ -1,6 +1,8 @@
 """Pure rules of BUMP edits (annotate/edits.py) and the qualification keys (annotate/bump_content.py)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotate import bump_content, bump_taxonomy
@@ -97,3 +99,19 @@ def test_accuracy_qualification_scores_all_four():
     with pytest.raises(bump_content.QualificationAnswerError, match="Pair 4"):
         bump_content.score_accuracy({k: v for k, v in right.items() if k != "a4"})
     assert "accurate" not in str(bump_content.accuracy_public_view())
+
+
+def test_sentence_rule_counts_punctuation_so_a_one_word_edit_never_moves_a_boundary(samples_dir):
+    """The parser-based split gave 4 vs 5 sentences for BUMP's reference 3 after changing its first word."""
+    from annotate.protocols.bump import count_sentences
+
+    records = json.loads((samples_dir / "bump_task2_sample.json").read_text())
+    for record in records:
+        reference = record["reference_summary"]
+        words = reference.split()
+        words[0] = "Officials"
+        edited = " ".join(words)
+        assert edit_problems(reference, edited, max_distance=6, count_sentences=count_sentences) == {}, record["id"]
+        added = reference + " Officials denied it ."
+        assert "adds a sentence" in edit_problems(reference, added, max_distance=6, count_sentences=count_sentences)["edited"]
+    assert count_sentences("The U.S. agency approved it on Jan. 5 . It was late .") == 2

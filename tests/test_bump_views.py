@@ -15,6 +15,7 @@ from annotate.models import (
     Edit,
     Item,
     QualificationStatus,
+    Summary,
 )
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.participation import get_participation
@@ -126,6 +127,28 @@ def test_review_page_is_for_reviewers_and_records_decisions(client, task1):
     client.post(f"/c/t1/bump/review/edit/{edit.pk}/", {"action": "correct", "corrected_type": "extrinsic_predicate"})
     edit.refresh_from_db()
     assert (edit.review_status, edit.corrected_error_type, edit.reviewer) == ("corrected", "extrinsic_predicate", reviewer.user)
+
+
+def test_review_page_pages_both_lists_and_returns_to_the_page_decided_on(client, task1):
+    reference = Summary.objects.get(document__campaign=task1, is_reference=True)
+    for k in range(30):
+        text = BUMP_REFERENCE.replace("Merck", f"Firm{k}")
+        edited = Summary.objects.create(document=reference.document, system="edit", text=text, sentences=[text], edited_from=reference)
+        Edit.objects.create(source_summary=reference, edited_summary=edited, requested_error_type="extrinsic_entity", word_distance=1, text=text)
+    reviewer = make_worker("reviewer")
+    make_reviewer(reviewer.user)
+    _login(client, reviewer)
+    first = client.get("/c/t1/bump/review/").content.decode()
+    assert "Waiting for review (30)" in first and first.count('class="card review-edit"') == 25
+    assert "Queue: page 1 of 2" in first and "?page=2&amp;reviewed_page=1" in first
+    second = client.get("/c/t1/bump/review/?page=2").content.decode()
+    assert second.count('class="card review-edit"') == 5 and "<ins>Firm29</ins>" in second
+    last = Edit.objects.order_by("-id").first()
+    back = client.post(f"/c/t1/bump/review/edit/{last.pk}/", {"action": "accept", "page": "2", "reviewed_page": "1"})
+    assert back.status_code == 302 and back["Location"] == "/c/t1/bump/review/?page=2&reviewed_page=1"
+    after = client.get(back["Location"]).content.decode()
+    assert "Waiting for review (29)" in after and "Reviewed (1)" in after and f'id="reviewed-{last.pk}"' in after
+    assert client.get("/c/t1/bump/review/?page=99").status_code == 200  # out of range: the last page, no error
 
 
 def test_setup_bump_demo_creates_running_exclusive_campaigns_idempotently():

@@ -52,6 +52,12 @@ def test_bump_report_has_minimal_pair_sections_only(samples_dir):
     assert meta["QAFactEval"]["by_error_type"]["other"]["n_pairs"] == 1
     sig = report["meta_evaluation_significance"]["all"]["consistency"]
     assert sig["best"] != sig["second"] and "permutation" in sig["method"]
+    text = StringIO()
+    call_command("report", "--campaign", "bump", stdout=text)
+    printed = text.getvalue()
+    assert "Minimal pairs by error type" in printed
+    assert next(line for line in printed.splitlines() if line.startswith("intrinsic_entity"))
+    assert "No data for: agreement, correlations" in printed
 
 
 def test_qags_report_has_agreement_but_no_categories(samples_dir):

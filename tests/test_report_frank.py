@@ -55,4 +55,9 @@ def test_frank_report_partial_correlations_positive_and_significant(frank_dir):
 
     text = StringIO()
     call_command("report", "--campaign", "frank-report", stdout=text)
-    assert "Metric vs human factuality (partial correlation)" in text.getvalue() and "rouge1" in text.getvalue()
+    printed = text.getvalue()
+    assert "Metric vs human factuality (partial correlation)" in printed and "rouge1" in printed
+    assert "Williams test" in printed and "Ablation: drop in Pearson correlation" in printed
+    ablation_line = next(line for line in printed.splitlines() if line.startswith("rouge1") and "OutE" not in line
+                         and f"{report['ablation']['rouge1']['by_category']['OutE']:.3f}" in line)
+    assert ablation_line

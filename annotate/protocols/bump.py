@@ -16,7 +16,7 @@ from django.db import transaction
 
 from annotate import bump_taxonomy, edits
 from annotate.models import Assignment, Campaign, CampaignKind, Edit, Item, Summary
-from annotate.nlp import split_sentences
+from annotate.nlp import count_sentences_by_punctuation, split_sentences
 from annotate.services.errors import InvalidSubmission
 
 from .base import Protocol, SubmissionResult
@@ -40,7 +40,8 @@ def checkpoint_matches(expected: str, given: Any) -> bool:
 
 
 def count_sentences(text: str) -> int:
-    return len(split_sentences(text))
+    """Sentences of an edit or its reference, for the "no sentence added or removed" rule."""
+    return count_sentences_by_punctuation(text)
 
 
 def task_page_data(assignment: Assignment) -> dict[str, Any]:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import uuid
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -18,7 +20,7 @@ from django.views.decorators.http import require_POST
 from annotate import bump_content, bump_taxonomy, edits
 from annotate.models import Assignment, Campaign, CampaignKind, QualificationStatus
 from annotate.protocols.bump import task_page_data
-from annotate.selectors_bump import open_expert_items, review_queue
+from annotate.selectors_bump import open_expert_items, review_queue, reviewed_edits
 from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
@@ -32,6 +34,7 @@ from annotate.services.review import complete_expert_item, is_reviewer, review_e
 from .common import claim_assignment, crowd_context, worker_for_user
 
 BUMP_KINDS = (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE)
+REVIEW_PAGE_SIZE = 25
 
 
 def _campaign(slug: str) -> Campaign:
@@ -155,18 +158,26 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(slug)
     if not is_reviewer(request.user):
         return _forbidden(request)
+    # Two independent pagers: the queue oldest first, decisions latest first.
+    pending_page = Paginator(review_queue(campaign), REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
+    reviewed_page = Paginator(reviewed_edits(campaign), REVIEW_PAGE_SIZE).get_page(request.GET.get("reviewed_page"))
     pending = [{"edit": e, "diff": edits.word_diff(e.source_summary.text, e.text),
-                "requested": bump_taxonomy.BY_CODE.get(e.requested_error_type)} for e in review_queue(campaign)[:50]]
-    reviewed = []
-    for status in ("accepted", "corrected", "rejected"):
-        for e in review_queue(campaign, status=status)[:50]:
-            reviewed.append({"edit": e, "diff": edits.word_diff(e.source_summary.text, e.text),
-                             "corrected": bump_taxonomy.BY_CODE.get(e.corrected_error_type)})
+                "requested": bump_taxonomy.BY_CODE.get(e.requested_error_type)} for e in pending_page]
+    reviewed = [{"edit": e, "diff": edits.word_diff(e.source_summary.text, e.text),
+                 "corrected": bump_taxonomy.BY_CODE.get(e.corrected_error_type)} for e in reviewed_page]
     experts = [{"item": i, "requested": bump_taxonomy.BY_CODE.get(i.requested_error_type)} for i in open_expert_items(campaign)]
     return render(request, "annotate/bump/review.html", {
         "campaign": campaign, "pending": pending, "reviewed": reviewed, "experts": experts,
+        "pending_page": pending_page, "reviewed_page": reviewed_page,
         "types": bump_taxonomy.TYPES, "taxonomy": _is_taxonomy(campaign),
     })
+
+
+def _back_to_review(request: HttpRequest, slug: str) -> HttpResponse:
+    """Return to the review page the reviewer decided on (same pages), not to the first one."""
+    url = reverse("annotate:bump-review", args=[slug])
+    query = urlencode({key: request.POST[key] for key in ("page", "reviewed_page") if request.POST.get(key, "").isdigit()})
+    return redirect(f"{url}?{query}" if query else url)
 
 
 @login_required
@@ -184,7 +195,7 @@ def review_decide(request: HttpRequest, slug: str, edit_id: int) -> HttpResponse
         messages.error(request, f"Edit {edit_id}: {exc.message}")
     else:
         messages.success(request, f"Edit {edit.pk}: {edit.get_review_status_display().lower()}.")
-    return redirect("annotate:bump-review", slug)
+    return _back_to_review(request, slug)
 
 
 @login_required
@@ -202,4 +213,4 @@ def expert_complete(request: HttpRequest, slug: str, item_id: int) -> HttpRespon
         messages.error(request, f"Expert item {item_id}: {exc.message}")
     else:
         messages.success(request, f"Expert item {item_id} completed.")
-    return redirect("annotate:bump-review", slug)
+    return _back_to_review(request, slug)

@@ -69,9 +69,12 @@ class Command(BaseCommand):
             partial = "partial " if any(v["partial"] for v in report["correlations"].values()) else ""
             rows = [[m, v["n"], v["pearson"], v["pearson_p"], v["spearman"], v["spearman_p"]] for m, v in report["correlations"].items()]
             out += ["", f"Metric vs human factuality ({partial}correlation)", _table(["metric", "n", "pearson", "p", "spearman", "p"], rows)]
+        out += self.render_williams(report.get("williams"))
+        out += self.render_ablation(report.get("ablation"))
         if report["meta_evaluation"]:
             rows = [[m, v["n_pairs"], v["consistency"], v["roc_auc"]] for m, v in report["meta_evaluation"].items()]
             out += ["", "Minimal pairs", _table(["metric", "pairs", "consistency", "roc_auc"], rows)]
+            out += self.render_pairs_by_type(report["meta_evaluation"], report.get("meta_evaluation_significance") or {})
         if report["balanced_accuracy"]:
             rows = []
             for metric, entry in report["balanced_accuracy"].items():
@@ -79,7 +82,52 @@ class Command(BaseCommand):
                 overall = single.get("all") or {}
                 rows.append([metric, single.get("threshold"), overall.get("balanced_accuracy"), overall.get("ci_low"), overall.get("ci_high")])
             out += ["", "Balanced accuracy (single threshold, test split)", _table(["metric", "threshold", "bacc", "ci_low", "ci_high"], rows)]
+        missing = {m: v for m, v in (report.get("missing_scores") or {}).items() if any(v.values())}
+        if missing:
+            kinds = sorted({k for v in missing.values() for k in v})
+            rows = [[m, *[v.get(k, 0) for k in kinds]] for m, v in missing.items()]
+            out += ["", "Missing scores (skipped by the statistics)", _table(["metric", *kinds], rows)]
         sections = [k for k in ("agreement", "correlations", "meta_evaluation", "balanced_accuracy") if report[k] is None]
         if sections:
             out += ["", "No data for: " + ", ".join(sections)]
         return "\n".join(out) + "\n"
+
+    @staticmethod
+    def render_williams(williams: dict | None) -> list[str]:
+        """Williams test p-values, row metric correlates more with humans than column metric (FRANK Table 4)."""
+        if not williams:
+            return []
+        metrics = list(williams)
+        rows = [[a, *[("" if a == b else williams[a].get(b)) for b in metrics]] for a in metrics]
+        return ["", "Williams test: p that the row metric correlates more with humans than the column metric",
+                _table(["metric", *metrics], rows)]
+
+    @staticmethod
+    def render_ablation(ablation: dict | None) -> list[str]:
+        """Drop in correlation when one category or group is flipped to "no error" (FRANK Figure 5)."""
+        if not ablation:
+            return []
+        first = next(iter(ablation.values()))
+        names = [*first["by_group"], *first["by_category"]]
+        rows = [[m, v["base"], *[{**v["by_group"], **v["by_category"]}.get(n) for n in names]] for m, v in ablation.items()]
+        return ["", "Ablation: drop in Pearson correlation when a category (or group) is flipped to no error",
+                _table(["metric", "base", *names], rows)]
+
+    @staticmethod
+    def render_pairs_by_type(meta: dict, significance: dict) -> list[str]:
+        """Consistency / ROC AUC per error type and kind, with the best-vs-second significance of each row."""
+        first = next(iter(meta.values()))
+        row_names = [*first["by_error_type"], *first["by_kind"]]
+        if not row_names:
+            return []
+        metrics = list(meta)
+        rows = []
+        for name in row_names:
+            cells = []
+            for m in metrics:
+                entry = meta[m]["by_error_type"].get(name) or meta[m]["by_kind"].get(name) or {}
+                cells.append(f"{_fmt(entry.get('consistency'))} / {_fmt(entry.get('roc_auc'))}")
+            best = (significance.get(name) or {}).get("roc_auc") or {}
+            rows.append([name, *cells, f"{best['best']} > {best['second']}: p={_fmt(best['p_value'])}" if best else "-"])
+        return ["", "Minimal pairs by error type (consistency / roc_auc; AUC best vs second, paired bootstrap)",
+                _table(["row", *metrics, "best vs second"], rows)]
