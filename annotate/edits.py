@@ -16,7 +16,8 @@ EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 
 # Function words tell nothing about where an inserted fact came from.
 _STOPWORDS = frozenset(
-    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but", "is", "was", "were", "are", "be", "been", "has", "have", "had", "it", "its", "this", "that", "these", "those", "as", "not", "no", "he", "she", "they", "his", "her", "their", "him", "them", "we", "our", "you", "your", "i"]
+    "a an the of in on at to for from by with and or but is was were are be been has have had it its this that "
+    "these those as not no he she they his her their him them we our you your i".split()
 )
 _PUNCT = re.compile(r"^\W+|\W+$")
 

@@ -6,6 +6,7 @@ bounded by a deadline and every process started here is stopped here.
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -129,6 +130,38 @@ def seed(*, frank_dir: Path, users: int, redundancy: int, documents: int | None)
     sessions = signed_in_sessions(User.objects.filter(username__startswith="bench-").order_by("username"))
     return {"sessions": sessions, "items": campaign.items.count(), "summaries": Summary.objects.filter(document__campaign=campaign).count(),
             "users": users, "redundancy": redundancy, "seed_seconds": round(time.monotonic() - started, 1)}
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options both benchmarks share: the data, the benchmark database and Redis db, the JSON output."""
+    parser.add_argument("--frank-data", type=Path, default=default_frank_dir())
+    parser.add_argument("--database", default="factlab_bench")
+    parser.add_argument("--redis-db", type=int, default=10, help="cache and rate-limit counters")
+    parser.add_argument("--json-out", type=Path, default=None, help="also write the results as JSON")
+
+
+def prepare_site(env: dict[str, str], args: argparse.Namespace, *, documents: int | None) -> tuple[dict, list[str]]:
+    """Fresh benchmark database and Redis db, seeded from FRANK; returns the setup counts and the sessions.
+
+    Django in this process is pointed at the benchmark database and its connections are closed at the
+    end, so the server under test gets the database to itself.
+    """
+    recreate_database(args.database)
+    flush_redis(args.redis_db)
+    use_env_here(env)
+    setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=documents)
+    sessions = setup.pop("sessions")
+    print(f"seeded: {setup}", flush=True)
+    from django.db import connections
+
+    connections.close_all()
+    return setup, sessions
+
+
+def write_json_out(path: Path | None, results: dict) -> None:
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=2))
 
 
 def signed_in_sessions(users) -> list[str]:

@@ -31,16 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._bench_common import (
     HOST,
     Gunicorn,
+    add_common_arguments,
     bench_env,
     check_invariants,
-    default_frank_dir,
     flush_redis,
     free_port,
     latency_summary,
-    recreate_database,
+    prepare_site,
     run_annotators,
-    seed,
-    use_env_here,
+    write_json_out,
 )
 from tests.celery_helpers import EXTRA_SCORERS_ENV, CeleryWorker, redis_url, wait_for
 
@@ -54,11 +53,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--redundancy", type=int, default=5)
     parser.add_argument("--chunk-size", type=int, default=200, help="summaries per scoring chunk")
-    parser.add_argument("--frank-data", type=Path, default=default_frank_dir())
-    parser.add_argument("--database", default="factlab_bench")
-    parser.add_argument("--redis-db", type=int, default=10, help="cache and rate-limit counters")
     parser.add_argument("--broker-db", type=int, default=11, help="Celery broker")
-    parser.add_argument("--json-out", type=Path, default=None)
+    add_common_arguments(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.users <= 500 or not 5 <= args.duration <= 300 or args.kill_every < 1:
         parser.error("--users 1..500, --duration 5..300 s, --kill-every >= 1 s")
@@ -208,15 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         database=args.database, redis_db=args.redis_db,
         extra={"FACTLAB_EXTRA_SCORERS": EXTRA_SCORERS_ENV, "CELERY_BROKER_URL": redis_url(args.broker_db), "CELERY_TASK_ALWAYS_EAGER": "0"},
     )
-    recreate_database(args.database)
-    flush_redis(args.redis_db)
-    use_env_here(env)
-    setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=None)
-    sessions = setup.pop("sessions")
-    print(f"seeded: {setup}", flush=True)
-    from django.db import connections
-
-    connections.close_all()
+    _setup, sessions = prepare_site(env, args, documents=None)
     results = {"gunicorn": gunicorn_phase(args, env, sessions)}
     print(json.dumps(results["gunicorn"], indent=2), flush=True)
     results["celery"] = celery_phase(args, env)
@@ -228,9 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         f"celery: chunk {results['celery']['killed_chunk']['index']} killed and retried, {results['celery']['scores_stored']}/"
         f"{results['celery']['summaries']} scores once each -> {'OK' if ok else 'BROKEN'}"
     )
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(results, indent=2))
+    write_json_out(args.json_out, results)
     return 0 if ok else 1
 
 

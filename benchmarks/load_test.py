@@ -27,16 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks._bench_common import (
     HOST,
     Gunicorn,
+    add_common_arguments,
     bench_env,
     check_invariants,
-    default_frank_dir,
-    flush_redis,
     free_port,
     latency_summary,
-    recreate_database,
+    prepare_site,
     run_annotators,
-    seed,
-    use_env_here,
+    write_json_out,
 )
 
 
@@ -50,11 +48,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--documents", type=int, default=None, help="use only the first N items (default: all)")
     parser.add_argument("--think", type=float, default=0.2, help="max pause between items, seconds")
     parser.add_argument("--double-click", type=float, default=0.05, help="share of submits sent twice at once")
-    parser.add_argument("--frank-data", type=Path, default=default_frank_dir())
-    parser.add_argument("--database", default="factlab_bench")
-    parser.add_argument("--redis-db", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json-out", type=Path, default=None, help="also write the results as JSON")
+    add_common_arguments(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.users <= 2000 or not 1 <= args.duration <= 600:
         parser.error("--users must be 1..2000 and --duration 1..600 seconds")
@@ -64,16 +59,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     env = bench_env(database=args.database, redis_db=args.redis_db)
-    recreate_database(args.database)
-    flush_redis(args.redis_db)
-    use_env_here(env)
-    setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=args.documents)
-    sessions = setup.pop("sessions")
-    print(f"seeded: {setup}", flush=True)
-
-    from django.db import connections
-
-    connections.close_all()  # the server gets the database to itself during the run
+    setup, sessions = prepare_site(env, args, documents=args.documents)
     port = free_port()
     log_path = Path(tempfile.mkstemp(prefix="factlab-gunicorn-", suffix=".log")[1])
     with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path):
@@ -112,9 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         f"p99 {results['submit_latency']['p99_ms']} ms; errors {sum(stats.errors.values())}; "
         f"invariants {'OK' if invariants['ok'] else 'BROKEN'}"
     )
-    if args.json_out:
-        args.json_out.parent.mkdir(parents=True, exist_ok=True)
-        args.json_out.write_text(json.dumps(results, indent=2))
+    write_json_out(args.json_out, results)
     log_tail = log_path.read_text(errors="replace")[-2000:]
     if log_tail.strip():
         print(f"\ngunicorn log tail ({log_path}):\n{log_tail}")

@@ -219,12 +219,8 @@ def test_http_submit_needs_login_and_csrf():
     assert _stored(assignment) == 0
 
 
-@pytest.mark.django_db(transaction=True)
-def test_http_concurrent_identical_submits_store_one_annotation():
-    require_postgresql()
-    campaign, worker, assignment = _setup()
-    body = json.dumps({**frank_answers(assignment), "submission_key": "tab-1"})
-    url = _submit_url(campaign, assignment)
+def _post_at_once(worker, url: str, body: str, *, times: int):
+    """POST the same JSON body ``times`` times at once, each from its own signed-in client and thread."""
 
     def post():
         client = Client()
@@ -232,7 +228,15 @@ def test_http_concurrent_identical_submits_store_one_annotation():
         response = client.post(url, data=body, content_type="application/json")
         return response.status_code, response.json()
 
-    results, errors = run_in_threads([post for _ in range(8)])
+    return run_in_threads([post for _ in range(times)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_http_concurrent_identical_submits_store_one_annotation():
+    require_postgresql()
+    campaign, worker, assignment = _setup()
+    body = json.dumps({**frank_answers(assignment), "submission_key": "tab-1"})
+    results, errors = _post_at_once(worker, _submit_url(campaign, assignment), body, times=8)
     assert errors == []
     assert all(status == 200 and data["ok"] for status, data in results)
     assert sorted(data["duplicate"] for _, data in results) == [False] + [True] * 7
@@ -298,15 +302,7 @@ def test_bump_concurrent_identical_submits_store_one_edit():
 
     _campaign, worker, assignment, url = _bump_task()
     summaries_before = Summary.objects.count()
-    body = _bump_body(assignment)
-
-    def post():
-        client = Client()
-        client.force_login(worker.user)
-        response = client.post(url, data=body, content_type="application/json")
-        return response.status_code, response.json()
-
-    results, errors = run_in_threads([post for _ in range(6)])
+    results, errors = _post_at_once(worker, url, _bump_body(assignment), times=6)
     assert errors == []
     assert all(status == 200 and data["ok"] for status, data in results)
     assert sorted(data["duplicate"] for _, data in results) == [False] + [True] * 5

@@ -28,7 +28,7 @@ from annotate.models import (
     Participation,
     Worker,
 )
-from annotate.protocols import SubmissionResult, protocol_for
+from annotate.protocols import Protocol, SubmissionResult, protocol_for
 
 from .bonuses import award_submission_pay_and_bonus
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
@@ -95,34 +95,50 @@ def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
         # took the last slots); the next query no longer lists those items, so look again, a bounded
         # number of times, rather than telling the worker that no work is left.
         for _ in range(CANDIDATE_ROUNDS):
-            candidates = _candidate_items(worker, campaign)
-            if campaign.is_bump:
-                # Spread a summary's edits over different workers: unseen summaries first, shuffled.
-                ordered = list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
-            else:
-                # Complete items that are already under way first, then in campaign order.
-                ordered = list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
+            ordered = _ordered_candidates(worker, campaign)
             if not ordered:
                 return None
             for candidate in ordered:
-                try:
-                    with transaction.atomic():
-                        item = Item.objects.select_for_update().get(pk=candidate.pk)
-                        live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
-                        if live >= campaign.redundancy:
-                            continue
-                        assignment = Assignment(
-                            item=item,
-                            worker=worker,
-                            expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
-                        )
-                        protocol.prepare_assignment(assignment)
-                        assignment.save()
-                        return assignment
-                except IntegrityError:
-                    # The same worker claimed this item from another request at the same moment.
-                    continue
+                assignment = _claim_item(candidate.pk, worker, campaign, protocol)
+                if assignment is not None:
+                    return assignment
     return None
+
+
+def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
+    """The next window of items the worker may take, best first."""
+    candidates = _candidate_items(worker, campaign)
+    if campaign.is_bump:
+        # Spread a summary's edits over different workers: unseen summaries first, shuffled.
+        return list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
+    # Complete items that are already under way first, then in campaign order.
+    return list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
+
+
+def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
+    """Assign the item to the worker under its row lock, or None when it is full or already theirs."""
+    try:
+        with transaction.atomic():
+            item = Item.objects.select_for_update().get(pk=item_id)
+            if item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count() >= campaign.redundancy:
+                return None
+            assignment = Assignment(
+                item=item,
+                worker=worker,
+                expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+            )
+            protocol.prepare_assignment(assignment)
+            assignment.save()
+            return assignment
+    except IntegrityError:
+        # The same worker claimed this item from another request at the same moment.
+        return None
+
+
+def record_external_assignment_id(assignment: Assignment, external_id: str) -> None:
+    """Remember the crowd platform's id for the assignment (first one wins; used for payment files)."""
+    if external_id and not assignment.external_assignment_id:
+        Assignment.objects.filter(pk=assignment.pk).update(external_assignment_id=external_id[:200])
 
 
 def release_assignment(assignment: Assignment) -> None:

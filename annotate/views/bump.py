@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate import bump_content, bump_taxonomy, edits
-from annotate.models import Assignment, Campaign, CampaignKind, QualificationStatus
+from annotate.models import Campaign, CampaignKind, QualificationStatus
 from annotate.protocols.bump import task_page_data
 from annotate.selectors_bump import open_expert_items, review_queue, reviewed_edits
 from annotate.services.assignments import submit_assignment
@@ -31,7 +31,7 @@ from annotate.services.participation import (
 )
 from annotate.services.review import complete_expert_item, is_reviewer, review_edit
 
-from .common import claim_assignment, crowd_context, worker_for_user
+from .common import claim_assignment, worker_for_user
 
 BUMP_KINDS = (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE)
 REVIEW_PAGE_SIZE = 25
@@ -103,10 +103,6 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
     assignment, response = claim_assignment(request, campaign, nothing_left="There is no summary left for you to edit in this campaign.")
     if response is not None:
         return response
-    context = crowd_context(request, campaign)
-    external = context.get("assignment_id") or context.get("session_id")
-    if external and not assignment.external_assignment_id:
-        Assignment.objects.filter(pk=assignment.pk).update(external_assignment_id=external[:200])
     data = {
         **task_page_data(assignment),
         "taxonomy": _is_taxonomy(campaign),

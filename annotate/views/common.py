@@ -27,7 +27,11 @@ from annotate.providers import (
     provider_named,
     worker_for_arrival,
 )
-from annotate.services.assignments import current_assignment, request_assignment
+from annotate.services.assignments import (
+    current_assignment,
+    record_external_assignment_id,
+    request_assignment,
+)
 from annotate.services.errors import WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
@@ -52,7 +56,8 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
     """The worker's current or next assignment for a task page, or the response to show instead.
 
     A worker who may not work now goes back to the campaign entry (which explains why); when no work is
-    left the page says ``nothing_left`` and links to the end of the campaign.
+    left the page says ``nothing_left`` and links to the end of the campaign. A worker who arrived from a
+    crowd platform has its assignment (MTurk) or session (Prolific) id recorded on the assignment.
     """
     try:
         assignment = request_assignment(worker_for_user(request.user), campaign)
@@ -63,6 +68,8 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
             "title": "Nothing left to do", "message": nothing_left + " Thank you!",
             "next_url": reverse("annotate:campaign-done", args=[campaign.slug]),
         })
+    arrival = crowd_context(request, campaign)
+    record_external_assignment_id(assignment, arrival.get("assignment_id") or arrival.get("session_id") or "")
     return assignment, None
 
 

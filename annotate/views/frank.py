@@ -32,7 +32,7 @@ from annotate.services.participation import (
     record_qualification,
 )
 
-from .common import claim_assignment, crowd_context, worker_for_user
+from .common import claim_assignment, worker_for_user
 
 TUTORIAL_SESSION_KEY = "frank_tutorial_answered"
 
@@ -215,9 +215,6 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
     assignment, response = claim_assignment(request, campaign, nothing_left="There is no article left for you in this campaign.")
     if response is not None:
         return response
-    external = crowd_context(request, campaign).get("assignment_id") or crowd_context(request, campaign).get("session_id")
-    if external and not assignment.external_assignment_id:
-        Assignment.objects.filter(pk=assignment.pk).update(external_assignment_id=external[:200])
     data = task_page_data(assignment, campaign.relevant_sentences_k)
     return _render_task(request, campaign, data, preview=False, submission_key=uuid.uuid4().hex)
 
