@@ -43,10 +43,12 @@ serve:
 test: install-dev browser
 	eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
 	echo "database: $${DATABASE_URL:-sqlite}  broker: $${REDIS_URL:-eager}"; \
+	$(VENV)/bin/lint-imports && \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles test-output

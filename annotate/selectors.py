@@ -12,7 +12,7 @@ from typing import Any
 from django.db.models import Avg, Count, Q, Sum
 
 from annotate.aggregation import frank_scores
-from annotate.frank_typology import CODES, data_file_key
+from annotate.frank.typology import CODES, data_file_key
 from annotate.models import (
     LIVE_ASSIGNMENT_STATUSES,
     Assignment,

@@ -6,8 +6,12 @@ app_name = "annotate"
 
 urlpatterns = [
     path("", common.home, name="home"),
+    # Shared entry flow (every campaign kind).
+    path("c/<slug:slug>/", common.campaign_entry, name="campaign"),
+    path("c/<slug:slug>/start/", common.campaign_entry, name="campaign-start"),
+    path("c/<slug:slug>/done/", common.campaign_done, name="campaign-done"),
     # Each protocol's and the admin pages' routes live in their own module (names stay in this namespace).
-    path("", include("annotate.urls_frank")),
-    path("", include("annotate.urls_bump")),
+    path("", include("annotate.frank.urls")),
+    path("", include("annotate.bump.urls")),
     path("", include("annotate.urls_manage")),
 ]

@@ -33,7 +33,7 @@ django.setup()
 
 from django.contrib.auth import get_user_model
 
-from annotate.exporters.frank import stream_frank_zip
+from annotate.frank.exporter import stream_frank_zip
 from annotate.exporters.tabular import batched_lines, csv_lines, iter_rows, jsonl_lines
 from annotate.models import Campaign, Document, SentenceJudgement, Summary, Worker
 

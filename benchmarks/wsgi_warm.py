@@ -11,6 +11,6 @@ from factlab.wsgi import application
 get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view module
 import sklearn.feature_extraction.text  # noqa: F401
 
-import annotate.relevance  # noqa: F401
+import annotate.frank.relevance  # noqa: F401
 
 __all__ = ["application"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 from django.core.cache import cache
 
-from annotate.frank_typology import CODES, GROUPS
+from annotate.frank.typology import CODES, GROUPS
 from annotate.models import Campaign, Dataset
 from metrics_service import selectors
 from metrics_service.selectors import Filters

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pandas as pd
 from django.db.models import Count, Max, Q
 
-from annotate.frank_typology import CODES, GROUPS, data_file_key
+from annotate.frank.typology import CODES, GROUPS, data_file_key
 from annotate.models import (
     Campaign,
     Document,

@@ -5,7 +5,7 @@ from itertools import count
 
 from django.contrib.auth import get_user_model
 
-from annotate.frank_typology import TRAP_LABELS
+from annotate.frank.typology import TRAP_LABELS
 from annotate.models import (
     Campaign,
     CampaignKind,
@@ -93,7 +93,7 @@ BUMP_REFERENCE = "The FDA approved the first Ebola vaccine , made by Merck , on 
 def make_bump_document(campaign: Campaign, *, reference: str = BUMP_REFERENCE, article: str = BUMP_ARTICLE, types: list[str] | None = None) -> Summary:
     """A BUMP article with its reference summary and the campaign's items: one per type in ``types``
     (Task 1; default all seven requestable types) or one free-style item (Task 2). Returns the reference."""
-    from annotate.bump_taxonomy import REQUESTABLE
+    from annotate.bump.taxonomy import REQUESTABLE
 
     n = next(_seq)
     document = Document.objects.create(campaign=campaign, external_id=str(1000 + n), text=article, sentences=[article])

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from annotate import bump_content
+from annotate.bump import content as bump_content
 from annotate.models import (
     AssignmentStatus,
     BonusEntry,

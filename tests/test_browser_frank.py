@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotate import frank_content
+from annotate.frank import content as frank_content
 from annotate.models import (
     Assignment,
     AssignmentStatus,

@@ -1,12 +1,13 @@
-"""Pure rules of BUMP edits (annotate/edits.py) and the qualification keys (annotate/bump_content.py)."""
+"""Pure rules of BUMP edits (annotate/bump/edits.py) and the qualification keys (annotate/bump/content.py)."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from annotate import bump_content, bump_taxonomy
-from annotate.edits import (
+from annotate.bump import content as bump_content
+from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump.edits import (
     edit_hints,
     edit_problems,
     inserted_words,
@@ -103,7 +104,7 @@ def test_accuracy_qualification_scores_all_four():
 
 def test_sentence_rule_counts_punctuation_so_a_one_word_edit_never_moves_a_boundary(samples_dir):
     """The parser-based split gave 4 vs 5 sentences for BUMP's reference 3 after changing its first word."""
-    from annotate.protocols.bump import count_sentences
+    from annotate.bump.protocol import count_sentences
 
     records = json.loads((samples_dir / "bump_task2_sample.json").read_text())
     for record in records:

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotate import bump_content
+from annotate.bump import content as bump_content
 from annotate.models import (
     Assignment,
     Campaign,
@@ -19,7 +19,7 @@ from annotate.models import (
 )
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.participation import get_participation
-from annotate.services.review import make_reviewer
+from annotate.bump.review import make_reviewer
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db

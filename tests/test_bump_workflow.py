@@ -17,8 +17,8 @@ from annotate.models import (
     ReviewStatus,
     Summary,
 )
-from annotate.protocols.bump import checkpoint_matches, new_checkpoint_code
-from annotate.selectors_bump import exportable_pairs, open_expert_items
+from annotate.bump.protocol import checkpoint_matches, new_checkpoint_code
+from annotate.bump.selectors import exportable_pairs, open_expert_items
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
@@ -27,7 +27,7 @@ from annotate.services.participation import (
     get_participation,
     record_qualification,
 )
-from annotate.services.review import complete_expert_item, make_reviewer, review_edit
+from annotate.bump.review import complete_expert_item, make_reviewer, review_edit
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db

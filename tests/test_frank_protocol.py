@@ -16,7 +16,7 @@ from annotate.models import (
     Trap,
     TrapAnswer,
 )
-from annotate.protocols.frank import (
+from annotate.frank.protocol import (
     build_layout,
     check_entity_answer,
     task_page_data,

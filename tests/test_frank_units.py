@@ -6,19 +6,19 @@ import random
 import pytest
 from django.test import RequestFactory
 
-from annotate import frank_content
+from annotate.frank import content as frank_content
 from annotate.models import SentenceJudgement, Trap
-from annotate.protocols.frank import score_qualification, tutorial_feedback
+from annotate.frank.protocol import score_qualification, tutorial_feedback
 from annotate.providers import (
     ArrivalError,
     MTurkProvider,
     ProlificProvider,
     detect_provider,
 )
-from annotate.relevance import relevant_sentences
+from annotate.frank.relevance import relevant_sentences
 from annotate.selectors import majority, summary_factuality
 from annotate.services.errors import InvalidSubmission
-from annotate.traps import generate_traps, negate, scramble, swap_pronouns
+from annotate.frank.traps import generate_traps, negate, scramble, swap_pronouns
 from tests.factories import make_campaign, make_document, make_worker
 
 
@@ -163,7 +163,7 @@ def test_prolific_completion_url():
 
 
 def test_entity_question_options_leave_out_garbled_phrases():
-    from annotate.protocols.frank import _clear_options
+    from annotate.frank.protocol import _clear_options
 
     options = _clear_options(["the blonde Filipino' Ms Moon", "type 2 diabetes", "Helen Carter", '"It\'s a brilliant', "a very long noun phrase of many words"])
     assert options == ["Helen Carter", "type 2 diabetes"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from annotate import frank_content
+from annotate.frank import content as frank_content
 from annotate.models import (
     Assignment,
     CampaignStatus,

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.test import Client
 from django.urls import NoReverseMatch, get_resolver, reverse
 
-from annotate import frank_content
+from annotate.frank import content as frank_content
 from annotate.models import Assignment, Participation, Trap
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.guarantee_support import fast_password_hashing  # noqa: F401 - autouse fixture
@@ -202,7 +202,7 @@ def test_api_gives_annotators_no_data_with_session_or_token(world):
 
 def test_bump_pages_carry_no_qualification_key():
     """BUMP Task 1 (which edit has which error type) and Task 2 (which pair is accurate) keys stay on the server."""
-    from annotate import bump_content
+    from annotate.bump import content as bump_content
     from annotate.models import CampaignKind, CampaignStatus
     from annotate.services.campaigns import create_bump_campaign
     from tests.factories import make_bump_document

@@ -247,7 +247,7 @@ def test_http_concurrent_identical_submits_store_one_annotation():
 def test_acknowledged_submission_is_committed_before_the_response(monkeypatch):
     """The JSON "ok" is built outside any transaction, and another connection sees the rows right after."""
     require_postgresql()
-    import annotate.views.frank as frank_views
+    import annotate.frank.views as frank_views
 
     seen_in_atomic: list[bool] = []
     real_json_response = frank_views.JsonResponse

@@ -5,7 +5,7 @@ from django.contrib.auth import authenticate, get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from annotate.exporters.frank import FILES as FRANK_FILES
+from annotate.frank.exporter import FILES as FRANK_FILES
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
 from annotate.models import (

@@ -29,7 +29,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.exporters.frank import (
+from annotate.frank.exporter import (
     stream_frank_file,
     stream_frank_zip,
     stream_json_array,
@@ -508,7 +508,7 @@ class ExportView(CampaignScoped, APIView):
             chunks = stream_frank_file(campaign, options["file"], export_filters, reveal_workers=reveal, include_gold=admin)
             return self._stream(chunks, "application/json", f"{campaign.slug}-frank-{options['file']}.json")
         if fmt == "bump":
-            from annotate.exporters.bump import iter_bump_records
+            from annotate.bump.exporter import iter_bump_records
 
             return self._stream(stream_json_array(iter_bump_records(campaign)), "application/json", f"{campaign.slug}-bump.json")
         rows = iter_rows(campaign, export_filters, kinds=options.get("rows") or ROW_KINDS, reveal_workers=reveal)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate import frank_typology
+from annotate.frank import typology as frank_typology
 from annotate.models import Dataset, Split
 from annotate.nlp import split_sentences
 

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from annotate import bump_taxonomy
+from annotate.bump import taxonomy as bump_taxonomy
 from annotate.models import (
     Campaign,
     CampaignKind,

@@ -11,9 +11,9 @@ from .base import Protocol, SubmissionResult
 
 # campaign kind -> "module:Class"
 PROTOCOLS: dict[str, str] = {
-    "frank": "annotate.protocols.frank:FrankProtocol",
-    "bump_taxonomy": "annotate.protocols.bump:BumpTaxonomyProtocol",
-    "bump_free": "annotate.protocols.bump:BumpFreeProtocol",
+    "frank": "annotate.frank.protocol:FrankProtocol",
+    "bump_taxonomy": "annotate.bump.protocol:BumpTaxonomyProtocol",
+    "bump_free": "annotate.bump.protocol:BumpFreeProtocol",
 }
 
 

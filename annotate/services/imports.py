@@ -11,8 +11,8 @@ from pathlib import Path
 from django.db import transaction
 
 from annotate.importers.base import ImportFailed, ImportReport, ProgressCallback
-from annotate.importers.bump import import_bump
-from annotate.importers.frank import import_frank
+from annotate.bump.importer import import_bump
+from annotate.frank.importer import import_frank
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
 from annotate.importers.scores import import_frank_scores, import_jsonl_scores

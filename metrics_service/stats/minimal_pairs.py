@@ -21,7 +21,7 @@ import pandas as pd
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
-from annotate.bump_taxonomy import BY_CODE
+from annotate.bump.taxonomy import BY_CODE
 
 from ._util import clean_float
 

@@ -15,7 +15,7 @@
 
   function words(text) { return text.split(/\s+/).filter(Boolean); }
 
-  // Word-level Levenshtein alignment (same rule as annotate/edits.py): returns [[op, word], ...] and the distance.
+  // Word-level Levenshtein alignment (same rule as annotate/bump/edits.py): returns [[op, word], ...] and the distance.
   function diff(a, b) {
     const n = a.length, m = b.length;
     const d = [];

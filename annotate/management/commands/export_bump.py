@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.exporters.bump import iter_bump_records
+from annotate.bump.exporter import iter_bump_records
 from annotate.models import Campaign
 
 

@@ -9,7 +9,7 @@ from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, CampaignKind, CampaignStatus
 from annotate.services.campaigns import create_bump_campaign, set_campaign_status
 from annotate.services.imports import import_dataset
-from annotate.services.review import make_reviewer
+from annotate.bump.review import make_reviewer
 
 TASK1_SLUG = "bump-task1"
 TASK2_SLUG = "bump-task2"

@@ -1,6 +1,6 @@
 """Trap (control) sentences for documents that come without FRANK's: generated with spaCy.
 
-Each trap has a known label (``frank_typology.TRAP_LABELS``): a copy of an article sentence (F0,
+Each trap has a known label (``annotate.frank.typology.TRAP_LABELS``): a copy of an article sentence (F0,
 factual), its negation (F1, RelE), a sentence of another article (F4, OutE), a word-scrambled
 sentence (F5, GramE) and a pronoun swap (F6, CorefE). Generation is deterministic per document.
 """
@@ -11,7 +11,7 @@ import re
 
 from django.db import transaction
 
-from annotate.frank_typology import TRAP_LABELS
+from annotate.frank.typology import TRAP_LABELS
 from annotate.models import Document, Trap
 from annotate.nlp import get_nlp, split_sentences
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from annotate import bump_taxonomy
+from annotate.bump import taxonomy as bump_taxonomy
 
 
 @dataclass(frozen=True)

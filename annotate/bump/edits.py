@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from annotate import bump_taxonomy
+from annotate.bump import taxonomy as bump_taxonomy
 
 EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 

@@ -9,12 +9,12 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate import bump_taxonomy
+from annotate.bump import taxonomy as bump_taxonomy
 from annotate.models import Dataset
 from annotate.nlp import split_sentences
 
-from .base import RecordReader, iter_json_array
-from .store import Store
+from annotate.importers.base import RecordReader, iter_json_array
+from annotate.importers.store import Store
 
 
 def _error_type(record: RecordReader, name: str, required: bool) -> str:

@@ -1,7 +1,7 @@
-"""BUMP routes (namespace ``annotate``); the campaign entry ``/c/<slug>/`` is shared (``urls_frank``)."""
+"""BUMP routes (namespace ``annotate``); the campaign entry ``/c/<slug>/`` is shared (``annotate.urls``)."""
 from django.urls import path
 
-from .views import bump
+from annotate.bump import views as bump
 
 urlpatterns = [
     path("c/<slug:slug>/bump/qualification/", bump.qualification, name="bump-qualification"),

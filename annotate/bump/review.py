@@ -2,7 +2,7 @@
 
 Reviewers are staff users and members of the ``reviewers`` group (like ``researchers`` in
 ``annotate.roles``). Only reviewed (accepted or corrected) edits enter exports
-(``annotate.selectors_bump.exportable_pairs``).
+(``annotate.bump.selectors.exportable_pairs``).
 """
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db import transaction
 from django.utils import timezone
 
-from annotate import bump_taxonomy, edits
+from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump import edits
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -19,13 +20,13 @@ from annotate.models import (
     ReviewStatus,
     Worker,
 )
-from annotate.protocols.bump import (
+from annotate.bump.protocol import (
     count_sentences,
     create_edited_summary,
     schedule_auto_scoring,
 )
 
-from .errors import AssignmentClosed, InvalidSubmission, NotEligible
+from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 
 REVIEWER_GROUP = "reviewers"
 REVIEW_ACTIONS = ("accept", "correct", "reject")

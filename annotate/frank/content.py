@@ -1,14 +1,14 @@
 """Tutorial and qualification material of FRANK campaigns (hand-made, no setup needed).
 
 The keys (which sentences are correct and their error category) are read only by the server-side
-checks in ``annotate.protocols.frank``; pages render :func:`public_view` of an exercise, which has the
+checks in ``annotate.frank.protocol``; pages render :func:`public_view` of an exercise, which has the
 sentences but no key.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotate.frank_typology import BY_CODE
+from annotate.frank.typology import BY_CODE
 
 
 @dataclass(frozen=True)

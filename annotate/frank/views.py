@@ -12,10 +12,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate import frank_content
-from annotate.frank_typology import CATEGORIES
+from annotate.frank import content as frank_content
+from annotate.frank.typology import CATEGORIES
 from annotate.models import Assignment, Campaign, CampaignKind, QualificationStatus
-from annotate.protocols.frank import (
+from annotate.frank.protocol import (
     build_layout,
     check_entity_answer,
     score_qualification,
@@ -32,7 +32,7 @@ from annotate.services.participation import (
     record_qualification,
 )
 
-from .common import claim_assignment, worker_for_user
+from annotate.views.common import claim_assignment, worker_for_user
 
 TUTORIAL_SESSION_KEY = "frank_tutorial_answered"
 
@@ -82,7 +82,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
         summary, index = body.get("summary"), body.get("index")
         if not isinstance(summary, int) or not isinstance(index, int):
             raise InvalidSubmission("summary and index must be integers")
-        from annotate.protocols.frank import parse_answer
+        from annotate.frank.protocol import parse_answer
 
         factual, categories, _ = parse_answer(body, "answer")
         try:

@@ -1,12 +1,9 @@
+"""FRANK routes (namespace ``annotate``); the campaign entry ``/c/<slug>/`` is shared (``annotate.urls``)."""
 from django.urls import path
 
-from .views import common, frank
+from annotate.frank import views as frank
 
 urlpatterns = [
-    # Shared entry flow (every campaign kind).
-    path("c/<slug:slug>/", common.campaign_entry, name="campaign"),
-    path("c/<slug:slug>/start/", common.campaign_entry, name="campaign-start"),
-    path("c/<slug:slug>/done/", common.campaign_done, name="campaign-done"),
     # FRANK.
     path("c/<slug:slug>/frank/tutorial/", frank.tutorial, name="frank-tutorial"),
     path("c/<slug:slug>/frank/tutorial/check/", frank.tutorial_check, name="frank-tutorial-check"),

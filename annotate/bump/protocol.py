@@ -14,12 +14,13 @@ from typing import Any
 
 from django.db import transaction
 
-from annotate import bump_taxonomy, edits
+from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump import edits
 from annotate.models import Assignment, Campaign, CampaignKind, Edit, Item, Summary
 from annotate.nlp import count_sentences_by_punctuation, split_sentences
 from annotate.services.errors import InvalidSubmission
 
-from .base import Protocol, SubmissionResult
+from annotate.protocols.base import Protocol, SubmissionResult
 
 logger = logging.getLogger(__name__)
 

@@ -3,16 +3,16 @@
 Each record: ``id``, ``article_id``, ``article``, ``reference_summary``, ``edited_summary``, ``error_type``,
 ``corrected_error_type`` (BUMP display names, e.g. "Extrinsic Entity Error") and ``scores``
 (``<Metric>_reference`` / ``<Metric>_edited``). Only reviewed edits and imported pairs are written
-(``annotate.selectors_bump.exportable_pairs``); the BUMP importer reads the output back.
+(``annotate.bump.selectors.exportable_pairs``); the BUMP importer reads the output back.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from annotate import bump_taxonomy
+from annotate.bump import taxonomy as bump_taxonomy
 from annotate.models import Campaign, MetricScore, Summary
-from annotate.selectors_bump import exportable_pairs
+from annotate.bump.selectors import exportable_pairs
 
 BATCH = 200
 

@@ -1,7 +1,7 @@
 """BUMP pages: qualification (Task 1 types / Task 2 accuracy), the editing task, and expert review.
 
-Thin views: scoring lives in ``annotate.bump_content``, storing in the shared workflow and
-``annotate.protocols.bump``, review in ``annotate.services.review``.
+Thin views: scoring lives in ``annotate.bump.content``, storing in the shared workflow and
+``annotate.bump.protocol``, review in ``annotate.bump.review``.
 """
 from __future__ import annotations
 
@@ -17,10 +17,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate import bump_content, bump_taxonomy, edits
+from annotate.bump import content as bump_content
+from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump import edits
 from annotate.models import Campaign, CampaignKind, QualificationStatus
-from annotate.protocols.bump import task_page_data
-from annotate.selectors_bump import open_expert_items, review_queue, reviewed_edits
+from annotate.bump.protocol import task_page_data
+from annotate.bump.selectors import open_expert_items, review_queue, reviewed_edits
 from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
@@ -29,9 +31,9 @@ from annotate.services.participation import (
     qualification_attempts_left,
     record_qualification,
 )
-from annotate.services.review import complete_expert_item, is_reviewer, review_edit
+from annotate.bump.review import complete_expert_item, is_reviewer, review_edit
 
-from .common import claim_assignment, worker_for_user
+from annotate.views.common import claim_assignment, worker_for_user
 
 BUMP_KINDS = (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE)
 REVIEW_PAGE_SIZE = 25

@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotate import frank_content
-from annotate.frank_typology import BY_CODE, CATEGORIES, CODES
+from annotate.frank import content as frank_content
+from annotate.frank.typology import BY_CODE, CATEGORIES, CODES
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -31,7 +31,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.nlp import named_entities, split_sentences
-from annotate.relevance import relevant_sentences
+from annotate.frank.relevance import relevant_sentences
 from annotate.services.errors import (
     AssignmentClosed,
     InvalidSubmission,
@@ -42,7 +42,7 @@ from annotate.services.participation import (
     require_eligible,
 )
 
-from .base import Protocol, SubmissionResult
+from annotate.protocols.base import Protocol, SubmissionResult
 
 MAX_SECONDS_PER_SENTENCE = 30 * 60  # a client-reported lead time above this is a forgotten tab, not work
 
@@ -189,7 +189,7 @@ def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] |
 def _traps_for(document: Document) -> list[Trap]:
     traps = list(document.traps.order_by("id"))
     if not traps:
-        from annotate.traps import generate_traps
+        from annotate.frank.traps import generate_traps
 
         traps = generate_traps(document)
     return traps

@@ -28,11 +28,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from annotate.aggregation import frank_scores
-from annotate.frank_typology import data_file_key
+from annotate.frank.typology import data_file_key
 from annotate.models import Campaign, Dataset, Document, Summary, Trap
 
-from .pseudonyms import WorkerNamer
-from .tabular import ExportFilters, campaign_judgements, filter_by_document
+from annotate.exporters.pseudonyms import WorkerNamer
+from annotate.exporters.tabular import ExportFilters, campaign_judgements, filter_by_document
 
 BATCH = 500
 FRANK_DATASET_NAMES = {Dataset.CNNDM: "cnndm", Dataset.XSUM: "bbc", Dataset.OTHER: "other"}

@@ -5,7 +5,7 @@ PATH is FRANK's data folder: ``human_annotations.json`` (one record per annotate
 the negative entity and trap sentences). Every annotated summary becomes a ``Summary`` with its human
 scores; its article becomes a ``Document`` with its traps, and (in FRANK campaigns) an item.
 
-PATH may also be a ``.zip`` of such a folder (FactLab's FRANK export, see ``annotate.exporters.frank``).
+PATH may also be a ``.zip`` of such a folder (FactLab's FRANK export, see ``annotate.frank.exporter``).
 When the folder holds ``human_annotations_sentence.json`` (FRANK's per-sentence file: per summary sentence
 ``{annotator: [codes]}``, ``"NoE"`` for no error), every annotator's labels become imported judgements.
 """
@@ -18,11 +18,11 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate import frank_typology
+from annotate.frank import typology as frank_typology
 from annotate.models import CampaignKind, Dataset, Split, Summary
 
-from .base import ImportFailed, RecordReader, iter_json_array
-from .store import Store
+from annotate.importers.base import ImportFailed, RecordReader, iter_json_array
+from annotate.importers.store import Store
 
 DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM, "other": Dataset.OTHER}
 SENTENCE_FILE = "human_annotations_sentence.json"
