@@ -85,8 +85,27 @@ class Campaign(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="Workers who took this campaign's qualification may not join (BUMP Task 2 excludes Task 1 workers).",
     )
-    # Crowd platforms
-    prolific_completion_code = models.CharField(max_length=64, blank=True)
+    # Crowd platforms (see annotate/providers.py and README "Crowd platforms")
+    prolific_completion_code = models.CharField(max_length=64, blank=True, help_text="Shown once the worker submitted completion_min_items items.")
+    prolific_screenout_code = models.CharField(
+        max_length=64, blank=True, help_text="Shown only to workers screened out (failed qualification or blocked)."
+    )
+    completion_min_items = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(1000)],
+        help_text="Items a crowd worker must submit before the completion code is shown.",
+    )
+    mturk_items_per_assignment = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1), MaxValueValidator(100)],
+        help_text="Items one MTurk assignmentId covers (the HIT's reward pays for them); no more are handed out under it.",
+    )
+    new_crowd_workers_per_hour = models.PositiveIntegerField(
+        default=100, validators=[MaxValueValidator(100000)],
+        help_text="New crowd identities this campaign accepts per hour (hoarding and identity-farming cap).",
+    )
+    unattended_release_minutes = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(24 * 60)],
+        help_text="An assignment whose page never sent a heartbeat, or stopped sending them, is released after this many minutes.",
+    )
     # Scoring of new summaries/annotations as they arrive, e.g. ["rouge", "bleu"]
     auto_score_metrics = models.JSONField(default=list, blank=True)
     # Researchers granted read/export access to this campaign (admins see every campaign).
@@ -289,6 +308,8 @@ class Assignment(models.Model):
     entity_correct = models.BooleanField(null=True, blank=True)
     # Platform details (MTurk assignment id, Prolific session id...).
     external_assignment_id = models.CharField(max_length=200, blank=True)
+    # Last heartbeat of the task page (None: the page never reported being open); see release_unattended_assignments.
+    last_seen_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "worker"], name="assignment_once_per_worker")]
@@ -296,6 +317,33 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"assignment {self.pk} ({self.status})"
+
+
+class CrowdEventKind(models.TextChoices):
+    IDENTITY_CREATED = "identity_created", "New crowd identity"
+    IDENTITY_REUSED = "identity_reused", "Crowd id presented by another browser (refused)"
+    RATE_LIMITED = "rate_limited", "New identity refused by a rate limit"
+    BAD_LINK = "bad_link", "Study link without a valid token"
+
+
+class CrowdEvent(models.Model):
+    """What happened at a campaign's crowd entry that an admin should be able to see (and count)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="crowd_events")
+    kind = models.CharField(max_length=20, choices=CrowdEventKind.choices)
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL, related_name="crowd_events")
+    provider = models.CharField(max_length=20, blank=True)
+    external_id = models.CharField(max_length=200, blank=True)
+    ip = models.GenericIPAddressField(null=True, blank=True)
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "kind", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.provider}:{self.external_id} in {self.campaign.slug}"
 
 
 class JudgementSource(models.TextChoices):

@@ -6,12 +6,46 @@ where the worker goes when they are done (``completion``). Add a platform by sub
 """
 from __future__ import annotations
 
+import re
+import secrets
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.http import HttpRequest
+from django.utils.crypto import constant_time_compare, salted_hmac
 
 from annotate.models import Campaign
+
+#: Query parameter carrying the campaign's study-link token.
+STUDY_TOKEN_PARAM = "study"
+#: Crowd ids: Prolific ids are 24 hex digits, MTurk worker/assignment ids are short upper-case strings.
+#: The bound keeps ``<provider>-<id>`` far below Django's 150-character username (no truncation, so no
+#: collision between two long ids sharing a prefix); the character set keeps ids inert in pages and CSVs.
+ID_MAX_LENGTH = 64
+ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,%d}" % ID_MAX_LENGTH)
+
+
+def study_token(campaign: Campaign) -> str:
+    """The campaign's study-link token: an HMAC of the campaign under the site's secret key (unguessable,
+    nothing to store; rotating ``DJANGO_SECRET_KEY`` rotates every link)."""
+    return salted_hmac("factlab.study-link", f"{campaign.pk}:{campaign.slug}").hexdigest()[:32]
+
+
+def has_study_token(request: HttpRequest, campaign: Campaign) -> bool:
+    return constant_time_compare(request.GET.get(STUDY_TOKEN_PARAM, ""), study_token(campaign))
+
+
+def study_links(campaign: Campaign, entry_url: str) -> dict[str, str]:
+    """The URLs to paste into each platform; ``entry_url`` is the absolute ``/c/<slug>/`` URL.
+
+    Prolific replaces the ``{{%...%}}`` placeholders; MTurk appends ``assignmentId``, ``hitId``,
+    ``turkSubmitTo`` and ``workerId`` to an external question's URL itself.
+    """
+    base = f"{entry_url}?{STUDY_TOKEN_PARAM}={study_token(campaign)}"
+    return {
+        "prolific": base + "&PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}",
+        "mturk": base,
+    }
 
 
 @dataclass(frozen=True)
@@ -31,6 +65,15 @@ class Arrival:
 
 
 @dataclass(frozen=True)
+class CrowdProgress:
+    """What the completion step needs to know about the worker: items done (under this MTurk assignment
+    for MTurk) and whether they were screened out (failed qualification, blocked)."""
+
+    items_done: int
+    screened_out: bool
+
+
+@dataclass(frozen=True)
 class Completion:
     """Where a finished worker is sent: a link (GET) or a form posted with ``fields``."""
 
@@ -38,6 +81,7 @@ class Completion:
     method: str = "get"
     fields: dict[str, str] = field(default_factory=dict)
     label: str = "Return to the platform"
+    screen_out: bool = False
 
 
 class ArrivalError(ValueError):
@@ -55,17 +99,22 @@ class Provider:
         """The arriving worker; raises ``ArrivalError`` naming a missing or malformed parameter."""
         raise NotImplementedError
 
-    def completion(self, context: dict[str, str], campaign: Campaign) -> Completion | None:
-        """Where to send the worker once they are done (None: nothing to go back to)."""
+    def completion(self, context: dict[str, str], campaign: Campaign, progress: CrowdProgress) -> Completion | None:
+        """Where to send the worker now (None: not done yet, or nothing to go back to)."""
         return None
 
 
-def _param(request: HttpRequest, name: str, *, required: bool = True, max_length: int = 200) -> str:
-    value = (request.GET.get(name) or "").strip()
-    if required and not value:
-        raise ArrivalError(f"the {name} parameter is missing")
-    if len(value) > max_length or any(ch.isspace() for ch in value):
-        raise ArrivalError(f"the {name} parameter is malformed")
+def _param(request: HttpRequest, name: str, *, required: bool = True) -> str:
+    """A platform id parameter: 1 to ``ID_MAX_LENGTH`` letters, digits, ``_`` or ``-`` (refused otherwise, never cut)."""
+    value = request.GET.get(name) or ""
+    if not value:
+        if required:
+            raise ArrivalError(f"the {name} parameter is missing")
+        return ""
+    if len(value) > ID_MAX_LENGTH:
+        raise ArrivalError(f"the {name} parameter is too long ({len(value)} characters, at most {ID_MAX_LENGTH})")
+    if not ID_PATTERN.fullmatch(value):
+        raise ArrivalError(f"the {name} parameter may only hold letters, digits, '_' and '-'")
     return value
 
 
@@ -86,19 +135,24 @@ class ProlificProvider(Provider):
             },
         )
 
-    def completion(self, context: dict[str, str], campaign: Campaign) -> Completion | None:
-        if not campaign.prolific_completion_code:
+    def completion(self, context: dict[str, str], campaign: Campaign, progress: CrowdProgress) -> Completion | None:
+        # The screen-out code goes only to the screened out; the completion code only after the required items.
+        if progress.screened_out:
+            code, label = campaign.prolific_screenout_code, "Return to Prolific"
+        elif progress.items_done >= campaign.completion_min_items:
+            code, label = campaign.prolific_completion_code, "Finish and return to Prolific"
+        else:
             return None
-        return Completion(
-            url=f"{self.COMPLETE_URL}?{urlencode({'cc': campaign.prolific_completion_code})}",
-            label="Finish and return to Prolific",
-        )
+        if not code:
+            return None
+        return Completion(url=f"{self.COMPLETE_URL}?{urlencode({'cc': code})}", label=label, screen_out=progress.screened_out)
 
 
 class MTurkProvider(Provider):
     name = "mturk"
     PREVIEW_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
-    SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+    #: The only hosts a HIT may be submitted to (production, sandbox).
+    SUBMIT_HOSTS = frozenset({"www.mturk.com", "workersandbox.mturk.com"})
 
     def detect(self, request: HttpRequest) -> bool:
         return "assignmentId" in request.GET or "workerId" in request.GET
@@ -107,11 +161,7 @@ class MTurkProvider(Provider):
         assignment_id = _param(request, "assignmentId")
         if assignment_id == self.PREVIEW_ID:
             return Arrival(provider=self.name, worker_id="", preview=True, context={"hit_id": _param(request, "hitId", required=False)})
-        submit_to = (request.GET.get("turkSubmitTo") or "").strip().rstrip("/")
-        if not submit_to:
-            raise ArrivalError("the turkSubmitTo parameter is missing")
-        if not submit_to.startswith(self.SUBMIT_HOSTS):
-            raise ArrivalError("the turkSubmitTo parameter is not an MTurk address")
+        submit_to = self.submit_origin(request.GET.get("turkSubmitTo") or "")
         return Arrival(
             provider=self.name,
             worker_id=_param(request, "workerId"),
@@ -122,11 +172,40 @@ class MTurkProvider(Provider):
             },
         )
 
-    def completion(self, context: dict[str, str], campaign: Campaign) -> Completion | None:
+    @classmethod
+    def submit_origin(cls, value: str) -> str:
+        """``https://<MTurk host>`` from a ``turkSubmitTo`` value, parsed as a URL (not compared by prefix):
+        https only, host exactly one of ``SUBMIT_HOSTS``, no user info, port, query or fragment."""
+        if not value:
+            raise ArrivalError("the turkSubmitTo parameter is missing")
+        try:
+            parts = urlsplit(value)
+            port = parts.port
+        except ValueError:
+            raise ArrivalError("the turkSubmitTo parameter is not a valid URL") from None
+        if (
+            parts.scheme != "https"
+            or parts.hostname not in cls.SUBMIT_HOSTS
+            or parts.netloc != parts.hostname  # no "user@", no port, no upper case tricks
+            or port is not None
+            or parts.path not in ("", "/")
+            or parts.query
+            or parts.fragment
+        ):
+            raise ArrivalError("the turkSubmitTo parameter is not an MTurk address (https://www.mturk.com or https://workersandbox.mturk.com)")
+        return f"https://{parts.hostname}"
+
+    def completion(self, context: dict[str, str], campaign: Campaign, progress: CrowdProgress) -> Completion | None:
         if not context.get("submit_to") or not context.get("assignment_id"):
             return None
+        # The HIT is submitted once its assignment covered its items, or earlier by a screened-out worker
+        # who did some of them (the requester decides); with nothing done there is nothing to submit.
+        done = progress.items_done >= campaign.mturk_items_per_assignment
+        if not done and not (progress.screened_out and progress.items_done > 0):
+            return None
+        submit_to = self.submit_origin(context["submit_to"])  # sessions written before this check existed
         return Completion(
-            url=f"{context['submit_to']}/mturk/externalSubmit",
+            url=f"{submit_to}/mturk/externalSubmit",
             method="post",
             fields={"assignmentId": context["assignment_id"], "campaign": campaign.slug},
             label="Submit the HIT to MTurk",
@@ -155,13 +234,23 @@ def worker_for_arrival(arrival: Arrival):
     existing = Worker.objects.select_related("user").filter(provider=arrival.provider, external_id=arrival.worker_id).first()
     if existing is not None:
         return existing
+    if not ID_PATTERN.fullmatch(arrival.worker_id):
+        raise ArrivalError("the worker id is malformed")
     User = get_user_model()
-    try:
-        with transaction.atomic():
-            user = User(username=f"{arrival.provider}-{arrival.worker_id}"[:150])
-            user.set_unusable_password()
-            user.save()
-            return Worker.objects.create(user=user, provider=arrival.provider, external_id=arrival.worker_id)
-    except IntegrityError:
-        # The same worker arrived twice at once: the other request created them.
-        return Worker.objects.select_related("user").get(provider=arrival.provider, external_id=arrival.worker_id)
+    # Ids are at most ID_MAX_LENGTH characters, so the username is never cut (two ids never share one).
+    username = f"{arrival.provider}-{arrival.worker_id}"
+    for attempt in range(2):
+        try:
+            with transaction.atomic():
+                user = User(username=username)
+                user.set_unusable_password()
+                user.save()
+                return Worker.objects.create(user=user, provider=arrival.provider, external_id=arrival.worker_id)
+        except IntegrityError:
+            # The same worker arrived twice at once (the other request created them), or a local account
+            # already has this username: then the crowd user gets a distinct one.
+            existing = Worker.objects.select_related("user").filter(provider=arrival.provider, external_id=arrival.worker_id).first()
+            if existing is not None:
+                return existing
+            username = f"{arrival.provider}-{arrival.worker_id}-{secrets.token_hex(4)}"
+    raise ArrivalError("the worker id could not be registered; please try again")

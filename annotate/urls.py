@@ -10,6 +10,7 @@ urlpatterns = [
     path("c/<slug:slug>/", common.campaign_entry, name="campaign"),
     path("c/<slug:slug>/start/", common.campaign_entry, name="campaign-start"),
     path("c/<slug:slug>/done/", common.campaign_done, name="campaign-done"),
+    path("c/<slug:slug>/assignments/<int:assignment_id>/heartbeat/", common.assignment_heartbeat, name="assignment-heartbeat"),
     # Each protocol's and the admin pages' routes live in their own module (names stay in this namespace).
     path("", include("annotate.frank.urls")),
     path("", include("annotate.bump.urls")),

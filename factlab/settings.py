@@ -235,6 +235,8 @@ RATELIMIT_USE_CACHE = "default"
 FACTLAB_RATELIMIT_LOGIN = os.environ.get("FACTLAB_RATELIMIT_LOGIN", "10/m")
 # Submissions (POST) per user: a real HIT takes minutes, and retries of one submission are idempotent anyway.
 FACTLAB_RATELIMIT_SUBMIT = os.environ.get("FACTLAB_RATELIMIT_SUBMIT", "30/m")
+# New crowd identities (first arrival of a Prolific/MTurk id) per client IP; each campaign also has an hourly cap.
+FACTLAB_RATELIMIT_CROWD_IDENTITY = os.environ.get("FACTLAB_RATELIMIT_CROWD_IDENTITY", "20/h")
 if not REDIS_URL and not PRODUCTION:
     SILENCED_SYSTEM_CHECKS = ["django_ratelimit.E003", "django_ratelimit.W001"]
 

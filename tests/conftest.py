@@ -51,3 +51,4 @@ def _generous_rate_limits(settings):
     lowers these rates (``override_settings``) where it checks the limits themselves."""
     settings.FACTLAB_RATELIMIT_LOGIN = "100000/m"
     settings.FACTLAB_RATELIMIT_SUBMIT = "100000/m"
+    settings.FACTLAB_RATELIMIT_CROWD_IDENTITY = "100000/m"

@@ -11,6 +11,7 @@ from annotate.models import SentenceJudgement, Trap
 from annotate.frank.protocol import score_qualification, tutorial_feedback
 from annotate.providers import (
     ArrivalError,
+    CrowdProgress,
     MTurkProvider,
     ProlificProvider,
     detect_provider,
@@ -140,7 +141,7 @@ def test_providers_detect_and_name_workers():
     mturk = rf.get("/c/x/", {"workerId": "W1", "assignmentId": "A1", "hitId": "H", "turkSubmitTo": "https://workersandbox.mturk.com"})
     arrival = MTurkProvider().worker_identity(mturk)
     assert arrival.worker_id == "W1" and not arrival.preview
-    completion = MTurkProvider().completion(arrival.context, make_campaign_stub())
+    completion = MTurkProvider().completion(arrival.context, make_campaign_stub(), CrowdProgress(items_done=1, screened_out=False))
     assert completion.url == "https://workersandbox.mturk.com/mturk/externalSubmit" and completion.fields["assignmentId"] == "A1"
     preview = rf.get("/c/x/", {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE", "hitId": "H"})
     assert MTurkProvider().worker_identity(preview).preview
@@ -158,7 +159,7 @@ def make_campaign_stub():
 
 
 def test_prolific_completion_url():
-    completion = ProlificProvider().completion({}, make_campaign_stub())
+    completion = ProlificProvider().completion({}, make_campaign_stub(), CrowdProgress(items_done=1, screened_out=False))
     assert completion.url == "https://app.prolific.com/submissions/complete?cc=C0DE"
 
 

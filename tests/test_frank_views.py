@@ -17,6 +17,7 @@ from annotate.models import (
     Trap,
     Worker,
 )
+from annotate.providers import study_token
 from annotate.services.assignments import request_assignment
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.test_frank_protocol import TRAPS, age, answers_for
@@ -158,7 +159,7 @@ def test_someone_elses_assignment_is_refused(client):
 def test_prolific_arrival_creates_worker_and_completion_link(client):
     campaign = make_campaign(prolific_completion_code="ABC123")
     make_document(campaign)
-    url = reverse("annotate:campaign", args=[campaign.slug]) + "?PROLIFIC_PID=pp1&STUDY_ID=st&SESSION_ID=se"
+    url = reverse("annotate:campaign", args=[campaign.slug]) + f"?study={study_token(campaign)}&PROLIFIC_PID=pp1&STUDY_ID=st&SESSION_ID=se"
     response = client.get(url)
     assert response["Location"] == reverse("annotate:frank-task", args=[campaign.slug])
     worker = Worker.objects.get(provider="prolific", external_id="pp1")
@@ -168,25 +169,35 @@ def test_prolific_arrival_creates_worker_and_completion_link(client):
     client.get(url)  # arriving again finds the same worker
     assert Worker.objects.filter(provider="prolific").count() == 1
     done = client.get(reverse("annotate:campaign-done", args=[campaign.slug]))
+    assert b"cc=ABC123" not in done.content  # no code before the required item is submitted
+    assignment = Assignment.objects.get(worker=worker)
+    client.post(reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk]), {"choice": assignment.layout["entity"]["answer"]}, content_type="application/json")
+    assignment.refresh_from_db()
+    assert client.post(reverse("annotate:frank-submit", args=[campaign.slug, assignment.pk]), answers_for(assignment), content_type="application/json").status_code == 200
+    done = client.get(reverse("annotate:campaign-done", args=[campaign.slug]))
     assert b"https://app.prolific.com/submissions/complete?cc=ABC123" in done.content
 
 
 def test_mturk_arrival_preview_and_external_submit(client):
     campaign = make_campaign()
     make_document(campaign)
-    entry = reverse("annotate:campaign", args=[campaign.slug])
-    preview = client.get(entry + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1", follow=True)
+    entry = reverse("annotate:campaign", args=[campaign.slug]) + f"?study={study_token(campaign)}&"
+    preview = client.get(entry + "assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H1", follow=True)
     assert preview.status_code == 200 and b"Preview" in preview.content
     assert not Worker.objects.exists() and not Assignment.objects.exists()
     assert "_auth_user_id" not in client.session
-    response = client.get(entry + "?workerId=W9&assignmentId=A9&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com")
+    response = client.get(entry + "workerId=W9&assignmentId=A9&hitId=H1&turkSubmitTo=https://workersandbox.mturk.com")
     assert response.status_code == 302
     worker = Worker.objects.get(provider="mturk", external_id="W9")
     client.get(response["Location"])
-    assert Assignment.objects.get(worker=worker).external_assignment_id == "A9"
+    assignment = Assignment.objects.get(worker=worker)
+    assert assignment.external_assignment_id == "A9"
+    client.post(reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk]), {"choice": assignment.layout["entity"]["answer"]}, content_type="application/json")
+    assignment.refresh_from_db()
+    assert client.post(reverse("annotate:frank-submit", args=[campaign.slug, assignment.pk]), answers_for(assignment), content_type="application/json").status_code == 200
     done = client.get(reverse("annotate:campaign-done", args=[campaign.slug])).content.decode()
     assert 'action="https://workersandbox.mturk.com/mturk/externalSubmit"' in done and 'name="assignmentId" value="A9"' in done
-    bad = client.get(entry + "?workerId=W9&assignmentId=A9")
+    bad = client.get(entry + "workerId=W9&assignmentId=A9")
     assert bad.status_code == 400 and b"turkSubmitTo parameter is missing" in bad.content
 
 

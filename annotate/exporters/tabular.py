@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -176,6 +177,29 @@ def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
         yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
+#: Leading characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
+FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def neutralise_cell(value: Any) -> Any:
+    """A CSV cell that no spreadsheet runs as a formula: text starting with ``= + - @``, tab or carriage
+    return gets a leading ``'`` (OWASP's advice); numbers, and text that is only a number, stay as they are."""
+    if isinstance(value, str) and value.startswith(FORMULA_LEADS) and not _PLAIN_NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+class SafeCsvWriter:
+    """``csv.writer`` whose rows are neutralised cell by cell: every CSV export writes through it."""
+
+    def __init__(self, out: Any, **kwargs: Any) -> None:
+        self._writer = csv.writer(out, **kwargs)
+
+    def writerow(self, row: Iterable[Any]) -> Any:
+        return self._writer.writerow([neutralise_cell(v) for v in row])
+
+
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
@@ -195,7 +219,7 @@ class _Echo:
 
 def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
     """A header line then one CSV line per row; lists are ``;``-joined, booleans ``true``/``false``, None empty."""
-    writer = csv.writer(_Echo())
+    writer = SafeCsvWriter(_Echo())
     yield writer.writerow(COLUMNS)
     for row in rows:
         yield writer.writerow([_csv_cell(row[c]) for c in COLUMNS])

@@ -45,6 +45,15 @@ def expire_stale_assignments(campaign: Campaign) -> int:
     ).update(status=AssignmentStatus.EXPIRED)
 
 
+def release_unattended_assignments(campaign: Campaign) -> int:
+    """Expire active assignments whose page never sent a heartbeat, or stopped sending them, for
+    ``campaign.unattended_release_minutes``: claimed-and-abandoned slots (hoarding) go back to others."""
+    cutoff = timezone.now() - timedelta(minutes=campaign.unattended_release_minutes)
+    return Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE).filter(
+        Q(last_seen_at__isnull=True, created_at__lt=cutoff) | Q(last_seen_at__lt=cutoff)
+    ).update(status=AssignmentStatus.EXPIRED)
+
+
 def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
     return (
         Assignment.objects.filter(
@@ -79,6 +88,7 @@ def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
     if problem:
         raise NotEligible(problem)
     expire_stale_assignments(campaign)
+    release_unattended_assignments(campaign)
     existing = current_assignment(worker, campaign)
     if existing is not None:
         return existing

@@ -7,13 +7,13 @@ bonus for every accepted submission. The base pay per item is recorded in the sa
 """
 from __future__ import annotations
 
-import csv
 import io
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, QuerySet, Sum
 
+from annotate.exporters.tabular import SafeCsvWriter
 from annotate.models import Assignment, BonusEntry, Campaign, Participation, Worker
 
 
@@ -85,22 +85,43 @@ def worker_total(worker: Worker, campaign: Campaign | None = None) -> Decimal:
     return entries.aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
 
 
-def ledger_csv(campaign: Campaign, *, prolific: bool = False, only_bonuses: bool = False) -> str:
-    """Payment CSV: one generic form (worker, provider, external id, total) or Prolific's bulk-bonus form.
+PAYMENT_FORMATS = ("generic", "prolific", "mturk")
 
-    Prolific's bulk bonus takes lines ``participant_id,amount`` for workers who came from Prolific.
+
+def ledger_csv(campaign: Campaign, *, prolific: bool = False, only_bonuses: bool = False, fmt: str = "generic") -> str:
+    """Payment CSV in one of ``PAYMENT_FORMATS`` (every cell neutralised against formula injection):
+
+    * ``generic``: worker, username, provider, external id, total (pay and bonuses);
+    * ``prolific``: Prolific's bulk bonus, lines ``participant_id,amount`` (bonuses of Prolific workers);
+    * ``mturk``: ``WorkerId,AssignmentId,BonusAmount,Reason``, one line per MTurk assignment that earned a
+      bonus: what ``SendBonus`` needs (the HIT reward already paid the base pay).
     """
+    fmt = "prolific" if prolific else fmt
+    if fmt not in PAYMENT_FORMATS:
+        raise ValueError(f"unknown payment format {fmt!r}; expected one of {', '.join(PAYMENT_FORMATS)}")
     entries = BonusEntry.objects.filter(campaign=campaign)
-    if only_bonuses or prolific:
+    if only_bonuses or fmt != "generic":
         entries = entries.exclude(reason="pay per item")
+    out = io.StringIO()
+    writer = SafeCsvWriter(out)
+    if fmt == "mturk":
+        rows = (
+            entries.filter(worker__provider="mturk").exclude(worker__external_id="")
+            .values("worker__external_id", "assignment__external_assignment_id")
+            .annotate(total=Sum("amount"))
+            .order_by("worker__external_id", "assignment__external_assignment_id")
+        )
+        writer.writerow(["WorkerId", "AssignmentId", "BonusAmount", "Reason"])
+        for row in rows:
+            writer.writerow([row["worker__external_id"], row["assignment__external_assignment_id"] or "", f"{row['total']:.2f}",
+                             f"Bonus for {campaign.name}"])
+        return out.getvalue()
     rows = (
         entries.values("worker_id", "worker__provider", "worker__external_id", "worker__user__username")
         .annotate(total=Sum("amount"))
         .order_by("worker_id")
     )
-    out = io.StringIO()
-    writer = csv.writer(out)
-    if prolific:
+    if fmt == "prolific":
         for row in rows:
             if row["worker__provider"] == "prolific" and row["worker__external_id"]:
                 writer.writerow([row["worker__external_id"], f"{row['total']:.2f}"])

@@ -58,6 +58,26 @@ def eligibility_problem(participation: Participation, *, for_main_task: bool = T
     return None
 
 
+def is_screened_out(participation: Participation) -> bool:
+    """Screened out (Prolific's screen-out code applies): failed the qualification, or blocked here or everywhere."""
+    return (
+        participation.is_blocked
+        or participation.worker.is_blocked
+        or participation.qualification_status == QualificationStatus.FAILED
+    )
+
+
+def items_under_external_assignment(participation: Participation, external_id: str, *, live: bool = False) -> int:
+    """Items the worker submitted (``live``: or holds) under one platform assignment id (an MTurk HIT assignment)."""
+    statuses = (AssignmentStatus.SUBMITTED, AssignmentStatus.ACTIVE) if live else (AssignmentStatus.SUBMITTED,)
+    if not external_id:
+        return 0
+    return Assignment.objects.filter(
+        worker_id=participation.worker_id, item__campaign_id=participation.campaign_id,
+        external_assignment_id=external_id, status__in=statuses,
+    ).count()
+
+
 def require_eligible(participation: Participation, *, for_main_task: bool = True) -> None:
     problem = eligibility_problem(participation, for_main_task=for_main_task)
     if problem:

@@ -3,27 +3,46 @@
 ``/c/<slug>/`` decides where a worker goes next using the campaign protocol's URL names, so FRANK and
 BUMP campaigns share one entry flow. Crowd platform details (MTurk assignment, Prolific session) are
 kept in the session under ``crowd`` -> campaign slug, for the completion page.
+
+A crowd arrival is accepted only when (in this order): the link carries the campaign's study token; the
+platform ids are well formed; the browser is not signed in with a non-crowd account (staff, researcher,
+reviewer, local annotator: never replaced); a known id comes back in the browser that created it (signed
+cookie ``CROWD_COOKIE``), else it is refused and logged for the admin; a new id stays within the per-address
+rate and the campaign's hourly cap (429 otherwise).
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.core import signing
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+from django_ratelimit import ALL
+from django_ratelimit.core import get_usage
 
 from annotate.models import (
     Assignment,
+    AssignmentStatus,
     Campaign,
     CampaignStatus,
+    CrowdEventKind,
+    Participation,
     QualificationStatus,
     Worker,
 )
 from annotate.protocols import Protocol, protocol_for
 from annotate.providers import (
+    Arrival,
     ArrivalError,
+    Completion,
+    CrowdProgress,
     detect_provider,
+    has_study_token,
     provider_named,
     worker_for_arrival,
 )
@@ -33,13 +52,21 @@ from annotate.services.assignments import (
     request_assignment,
 )
 from annotate.services.errors import WorkflowError
+from annotate.services.crowd import CampaignCapReached, create_identity_within_cap, record_crowd_event
 from annotate.services.participation import (
     eligibility_problem,
     get_participation,
+    is_screened_out,
+    items_under_external_assignment,
     qualification_attempts_left,
 )
 
 CROWD_SESSION_KEY = "crowd"
+#: Signed cookie listing the crowd identities ("provider:id") this browser created.
+CROWD_COOKIE = "factlab_crowd"
+CROWD_COOKIE_SALT = "factlab.crowd-identity"
+CROWD_COOKIE_MAX_IDS = 20
+CROWD_COOKIE_MAX_AGE = 90 * 24 * 3600
 
 
 def worker_for_user(user) -> Worker:
@@ -59,8 +86,13 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
     left the page says ``nothing_left`` and links to the end of the campaign. A worker who arrived from a
     crowd platform has its assignment (MTurk) or session (Prolific) id recorded on the assignment.
     """
+    worker = worker_for_user(request.user)
+    arrival = crowd_context(request, campaign)
+    hit_full = _mturk_assignment_full(get_participation(worker, campaign), arrival)
+    if hit_full is not None:
+        return None, hit_full
     try:
-        assignment = request_assignment(worker_for_user(request.user), campaign)
+        assignment = request_assignment(worker, campaign)
     except WorkflowError:
         return None, redirect("annotate:campaign", campaign.slug)
     if assignment is None:
@@ -68,9 +100,40 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
             "title": "Nothing left to do", "message": nothing_left + " Thank you!",
             "next_url": reverse("annotate:campaign-done", args=[campaign.slug]),
         })
-    arrival = crowd_context(request, campaign)
     record_external_assignment_id(assignment, arrival.get("assignment_id") or arrival.get("session_id") or "")
     return assignment, None
+
+
+def _mturk_assignment_full(participation: Participation, arrival: dict[str, str]) -> HttpResponse | None:
+    """The page to show when the worker's MTurk assignment already covers its items (None: go on).
+
+    An unfinished item under it is still given back (it counts as one of them); no new one is claimed, as
+    the HIT's reward would not pay for it.
+    """
+    if arrival.get("provider") != "mturk":
+        return None
+    covered = items_under_external_assignment(participation, arrival.get("assignment_id", ""), live=True)
+    if covered < participation.campaign.mturk_items_per_assignment:
+        return None
+    if current_assignment(participation.worker, participation.campaign) is not None:
+        return None
+    return redirect(reverse("annotate:campaign-done", args=[participation.campaign.slug]))
+
+
+def crowd_completion(request: HttpRequest, participation: Participation) -> Completion | None:
+    """Where the crowd worker may go back to the platform now (completion or screen-out), if anywhere."""
+    context = crowd_context(request, participation.campaign)
+    provider = provider_named(context.get("provider", ""))
+    if provider is None:
+        return None
+    if provider.name == "mturk":
+        items_done = items_under_external_assignment(participation, context.get("assignment_id", ""))
+    else:
+        items_done = participation.items_submitted
+    try:
+        return provider.completion(context, participation.campaign, CrowdProgress(items_done=items_done, screened_out=is_screened_out(participation)))
+    except ArrivalError:
+        return None
 
 
 def protocol_url(protocol: Protocol, attr: str, campaign: Campaign) -> str | None:
@@ -85,7 +148,9 @@ def next_step(request: HttpRequest, campaign: Campaign, worker: Worker) -> HttpR
     problem = eligibility_problem(participation, for_main_task=False)
     if problem:
         blocked = participation.is_blocked or worker.is_blocked
-        return render(request, "annotate/blocked.html", {"campaign": campaign, "problem": problem, "blocked": blocked}, status=403)
+        return render(request, "annotate/blocked.html", {
+            "campaign": campaign, "problem": problem, "blocked": blocked, "completion": crowd_completion(request, participation),
+        }, status=403)
     tutorial = protocol_url(protocol, "tutorial_url_name", campaign)
     if tutorial and campaign.tutorial_required and not participation.tutorial_done:
         return redirect(tutorial)
@@ -94,8 +159,99 @@ def next_step(request: HttpRequest, campaign: Campaign, worker: Worker) -> HttpR
         return redirect(qualification)
     remaining = eligibility_problem(participation)
     if remaining:
-        return render(request, "annotate/blocked.html", {"campaign": campaign, "problem": remaining, "blocked": False}, status=403)
+        return render(request, "annotate/blocked.html", {
+            "campaign": campaign, "problem": remaining, "blocked": False, "completion": crowd_completion(request, participation),
+        }, status=403)
     return redirect(reverse(f"annotate:{protocol.task_url_name}", args=[campaign.slug]))
+
+
+def _client_ip(request: HttpRequest) -> str:
+    return request.META.get("REMOTE_ADDR", "") or ""
+
+
+def _refuse(request: HttpRequest, title: str, message: str, status: int, **extra) -> HttpResponse:
+    return render(request, "annotate/message.html", {"title": title, "message": message, **extra}, status=status)
+
+
+def _bound_identities(request: HttpRequest) -> list[str]:
+    """The crowd identities this browser created (from the signed cookie; empty when absent or forged)."""
+    try:
+        value = request.get_signed_cookie(CROWD_COOKIE, salt=CROWD_COOKIE_SALT, max_age=CROWD_COOKIE_MAX_AGE)
+    except (KeyError, signing.BadSignature):
+        return []
+    return [v for v in value.split(",") if v]
+
+
+def _bind_identity(request: HttpRequest, response: HttpResponse, key: str) -> None:
+    ids = [k for k in _bound_identities(request) if k != key][-(CROWD_COOKIE_MAX_IDS - 1):] + [key]
+    response.set_signed_cookie(
+        CROWD_COOKIE, ",".join(ids), salt=CROWD_COOKIE_SALT, max_age=CROWD_COOKIE_MAX_AGE, httponly=True,
+        secure=settings.SESSION_COOKIE_SECURE, samesite=settings.SESSION_COOKIE_SAMESITE,
+    )
+
+
+def _identity_rate_wait(request: HttpRequest) -> int | None:
+    """Count a new crowd identity from this address; seconds to wait when over the rate, else None."""
+    rate = settings.FACTLAB_RATELIMIT_CROWD_IDENTITY
+    usage = get_usage(request, group="factlab-crowd-identity", key=lambda g, r: _client_ip(r) or "unknown", rate=rate, method=ALL, increment=True)
+    if usage is None or not usage["should_limit"]:
+        return None
+    return max(1, usage["time_left"])
+
+
+def _too_many(request: HttpRequest, message: str, retry_after: int) -> HttpResponse:
+    response = _refuse(request, "Too many new participants", message, 429)
+    response["Retry-After"] = str(retry_after)
+    return response
+
+
+def crowd_arrival(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> HttpResponse:
+    """Sign in the worker a platform link names, or answer why not (see the module docstring)."""
+    user = request.user
+    if user.is_authenticated and not Worker.objects.filter(user=user).exclude(provider="").exists():
+        # A staff, researcher, reviewer or local account is never swapped for a crowd identity.
+        return _refuse(request, "You are signed in with your own account", (
+            f"You are signed in as {user.get_username()}, so this crowd-platform link was not used: it would have replaced "
+            "your session with a crowd worker's. Sign out first, or open the link in a private window."
+        ), 403)
+    key = f"{arrival.provider}:{arrival.worker_id}"
+    ip = _client_ip(request) or None
+    worker = Worker.objects.select_related("user").filter(provider=arrival.provider, external_id=arrival.worker_id).first()
+    new = worker is None
+    if worker is not None and user.pk != worker.user_id and key not in _bound_identities(request):
+        record_crowd_event(
+            campaign, CrowdEventKind.IDENTITY_REUSED, provider=arrival.provider, external_id=arrival.worker_id, worker=worker, ip=ip,
+            detail=request.META.get("HTTP_USER_AGENT", "")[:300],
+        )
+        return _refuse(request, "This participant id is in use in another browser", (
+            "This id is already taking part from another browser, so its session and its task stay there. "
+            "Please continue in the browser you started with; if you cannot, contact the researcher (this refusal was logged)."
+        ), 403)
+    if worker is None:
+        wait = _identity_rate_wait(request)
+        if wait is not None:
+            record_crowd_event(campaign, CrowdEventKind.RATE_LIMITED, provider=arrival.provider, external_id=arrival.worker_id, ip=ip, detail="per-address rate")
+            return _too_many(request, (
+                f"Too many new participants arrived from your network address. Please wait {wait} seconds and open the link again."
+            ), wait)
+        try:
+            worker = create_identity_within_cap(
+                campaign, lambda: worker_for_arrival(arrival), provider=arrival.provider, external_id=arrival.worker_id, ip=ip,
+            )
+        except CampaignCapReached:
+            record_crowd_event(campaign, CrowdEventKind.RATE_LIMITED, provider=arrival.provider, external_id=arrival.worker_id, ip=ip, detail="campaign hourly cap")
+            return _too_many(request, (
+                "This study has taken in as many new participants as it accepts per hour. Please try again in an hour."
+            ), 3600)
+    if user.pk != worker.user_id:
+        login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
+    crowd = request.session.get(CROWD_SESSION_KEY, {})
+    crowd[campaign.slug] = {"provider": arrival.provider, **arrival.context}
+    request.session[CROWD_SESSION_KEY] = crowd
+    response = next_step(request, campaign, worker)
+    if new or key not in _bound_identities(request):
+        _bind_identity(request, response, key)
+    return response
 
 
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
@@ -103,22 +259,22 @@ def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     provider = detect_provider(request)
     if provider is not None:
+        if not has_study_token(request, campaign):
+            record_crowd_event(campaign, CrowdEventKind.BAD_LINK, provider=provider.name, ip=_client_ip(request) or None)
+            return _refuse(request, "This study link is not valid", (
+                "The link you followed lacks this study's access token, or carries a wrong one. Please use the link "
+                "given on the crowd platform's study page; if it still fails, contact the researcher."
+            ), 403)
         try:
             arrival = provider.worker_identity(request)
         except ArrivalError as exc:
-            return render(request, "annotate/message.html", {"title": "This link is incomplete", "message": f"The platform link cannot be used: {exc}."}, status=400)
+            return _refuse(request, "This link is incomplete", f"The platform link cannot be used: {exc}.", 400)
         if arrival.preview:
             preview = protocol_url(protocol_for(campaign.kind), "preview_url_name", campaign)
             if preview:
                 return redirect(preview)
             return render(request, "annotate/preview.html", {"campaign": campaign})
-        worker = worker_for_arrival(arrival)
-        if not request.user.is_authenticated or request.user.pk != worker.user_id:
-            login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
-        crowd = request.session.get(CROWD_SESSION_KEY, {})
-        crowd[campaign.slug] = {"provider": arrival.provider, **arrival.context}
-        request.session[CROWD_SESSION_KEY] = crowd
-        return next_step(request, campaign, worker)
+        return crowd_arrival(request, campaign, arrival)
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     return next_step(request, campaign, worker_for_user(request.user))
@@ -129,16 +285,17 @@ def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
     """After a submitted item: continue with another one, or finish (back to the crowd platform)."""
     campaign = get_object_or_404(Campaign, slug=slug)
     context = crowd_context(request, campaign)
-    provider = provider_named(context.get("provider", ""))
-    completion = provider.completion(context, campaign) if provider else None
     worker = worker_for_user(request.user)
     participation = get_participation(worker, campaign)
-    # MTurk: one HIT is one item, so the HIT is submitted right away.
-    one_item = context.get("provider") == "mturk"
+    # MTurk: an assignment covers mturk_items_per_assignment items, then the HIT is submitted.
+    hit_full = _mturk_assignment_full(participation, context) is not None
+    completion = crowd_completion(request, participation)
+    items_needed = max(0, campaign.completion_min_items - participation.items_submitted) if context.get("provider") == "prolific" else 0
     return render(request, "annotate/done.html", {
         "campaign": campaign,
         "completion": completion,
-        "can_continue": not one_item and eligibility_problem(participation) is None,
+        "items_needed": items_needed if completion is None else 0,
+        "can_continue": not hit_full and eligibility_problem(participation) is None,
         "participation": participation,
         "blocked": participation.is_blocked,
         "just_submitted": request.GET.get("submitted") == "1",
@@ -160,3 +317,17 @@ def home(request: HttpRequest) -> HttpResponse:
             "attempts_left": qualification_attempts_left(participation) if participation else campaign.qualification_attempts,
         })
     return render(request, "annotate/home.html", {"rows": rows})
+
+
+@require_POST
+def assignment_heartbeat(request: HttpRequest, slug: str, assignment_id: int) -> HttpResponse:
+    """The task page reports that it is open (see ``release_unattended_assignments``): 204, or 410 when the
+    assignment is no longer the worker's to submit."""
+    if not request.user.is_authenticated:
+        return JsonResponse({"error": "not_signed_in"}, status=403)
+    touched = Assignment.objects.filter(
+        pk=assignment_id, item__campaign__slug=slug, worker__user=request.user, status=AssignmentStatus.ACTIVE,
+    ).update(last_seen_at=timezone.now())
+    if not touched:
+        return JsonResponse({"error": "gone", "detail": "This task is no longer reserved for you; reload the page for another one."}, status=410)
+    return HttpResponse(status=204)

@@ -1,7 +1,6 @@
 """The campaign admin page (staff only), shared by every campaign kind: progress, workers, actions, exports."""
 from __future__ import annotations
 
-import csv
 import functools
 import io
 
@@ -13,12 +12,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from django import forms
+
+from annotate.exporters.tabular import SafeCsvWriter
 from annotate.models import Campaign, CampaignStatus, Participation, SentenceJudgement
 from annotate.protocols import protocol_for
+from annotate.providers import study_links
 from annotate.selectors import campaign_progress, worker_table
-from annotate.services.bonuses import ledger_csv
+from annotate.services.bonuses import PAYMENT_FORMATS, ledger_csv
 from annotate.services.campaigns import CampaignStateError, set_campaign_status
-from annotate.services.participation import unblock_participation
+from annotate.services.crowd import recent_crowd_events
+from annotate.services.participation import block_participation, unblock_participation
 
 ACTIONS = {"start": CampaignStatus.RUNNING, "pause": CampaignStatus.PAUSED, "resume": CampaignStatus.RUNNING, "finish": CampaignStatus.FINISHED}
 
@@ -49,7 +53,11 @@ def campaign_list(request: HttpRequest) -> HttpResponse:
 
 @staff_required
 def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, slug=slug)
+    return _render_campaign_page(request, get_object_or_404(Campaign, slug=slug))
+
+
+def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_form: forms.ModelForm | None = None) -> HttpResponse:
+    slug = campaign.slug
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
     from metrics_service.services import campaign_scoring_jobs
@@ -62,8 +70,44 @@ def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
         "workers": worker_table(campaign),
         "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
         "entry_url": request.build_absolute_uri(reverse("annotate:campaign", args=[slug])),
+        "study_links": study_links(campaign, request.build_absolute_uri(reverse("annotate:campaign", args=[slug]))),
+        "crowd_form": crowd_form or CrowdSettingsForm(instance=campaign),
+        "crowd_events": recent_crowd_events(campaign),
         "actions": [a for a, s in ACTIONS.items() if _allowed(campaign, a, s)],
-    })
+    }, status=400 if crowd_form is not None else 200)
+
+
+class CrowdSettingsForm(forms.ModelForm):
+    """The crowd-platform settings an admin edits on the campaign page (the API's campaign PATCH takes the same fields)."""
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "prolific_completion_code", "prolific_screenout_code", "completion_min_items", "mturk_items_per_assignment",
+            "new_crowd_workers_per_hour", "unattended_release_minutes",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        completion, screenout = data.get("prolific_completion_code"), data.get("prolific_screenout_code")
+        if completion and screenout and completion == screenout:
+            raise forms.ValidationError("The screen-out code must differ from the completion code.")
+        return data
+
+
+@staff_required
+@require_POST
+def crowd_settings(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    form = CrowdSettingsForm(request.POST, instance=campaign)
+    if not form.is_valid():
+        messages.error(request, "The crowd settings were not saved: " + "; ".join(
+            f"{field}: {' '.join(errors)}" if field != "__all__" else " ".join(errors) for field, errors in form.errors.items()
+        ))
+        return _render_campaign_page(request, Campaign.objects.get(pk=campaign.pk), crowd_form=form)
+    form.save()
+    messages.success(request, "Crowd settings saved.")
+    return redirect("annotate:manage-campaign", slug)
 
 
 def _allowed(campaign: Campaign, action: str, status: str) -> bool:
@@ -130,18 +174,33 @@ def unblock(request: HttpRequest, slug: str, participation_id: int) -> HttpRespo
 
 
 @staff_required
+@require_POST
+def block(request: HttpRequest, slug: str, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation, pk=participation_id, campaign__slug=slug)
+    reason = request.POST.get("reason", "").strip()
+    if not reason:
+        messages.error(request, f"Give a reason to block {participation.worker}: the worker sees it.")
+    else:
+        block_participation(participation, reason)
+        messages.success(request, f"{participation.worker} is blocked: {reason}.")
+    return redirect("annotate:manage-campaign", slug)
+
+
+@staff_required
 def bonuses_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
-    prolific = request.GET.get("format") == "prolific"
-    name = f"{slug}-bonuses-prolific.csv" if prolific else f"{slug}-payments.csv"
-    return _csv_response(ledger_csv(campaign, prolific=prolific), name)
+    fmt = request.GET.get("format") or "generic"
+    if fmt not in PAYMENT_FORMATS:
+        return HttpResponse(f"Unknown format {fmt!r}; expected one of {', '.join(PAYMENT_FORMATS)}.", status=400, content_type="text/plain")
+    name = f"{slug}-payments.csv" if fmt == "generic" else f"{slug}-bonuses-{fmt}.csv"
+    return _csv_response(ledger_csv(campaign, fmt=fmt), name)
 
 
 @staff_required
 def workers_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = SafeCsvWriter(out)
     writer.writerow(["worker", "provider", "items", "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
                      "blocked", "blocked_reason", "seconds_per_item", "seconds_per_sentence", "too_fast_items", "owed"])
     for row in worker_table(campaign):
@@ -157,7 +216,7 @@ def judgements_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """Collected sentence judgements (never trap answers), with the worker's lead time per sentence."""
     campaign = get_object_or_404(Campaign, slug=slug)
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = SafeCsvWriter(out)
     writer.writerow(["document", "summary_id", "system", "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "assignment_too_fast"])
     rows = (
         SentenceJudgement.objects.filter(assignment__item__campaign=campaign)
