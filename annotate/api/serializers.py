@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 from django.contrib.auth import authenticate, get_user_model
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotate.frank.exporter import FILES as FRANK_FILES
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
+from annotate.providers import study_links
 from annotate.models import (
     Assignment,
     Campaign,
@@ -34,6 +36,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         help_text="Usernames of the researchers granted read/export access.",
     )
     document_count = serializers.SerializerMethodField()
+    study_links = serializers.SerializerMethodField(help_text="URLs to paste into Prolific and MTurk (they carry the campaign's access token).")
     auto_score_metrics = serializers.ListField(
         child=serializers.CharField(max_length=50), required=False, help_text="Metrics computed for new summaries, e.g. [\"rouge\"]."
     )
@@ -50,6 +53,19 @@ class CampaignSerializer(serializers.ModelSerializer):
         if unknown:
             raise serializers.ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(sorted(REGISTRY))}")
         return value
+
+    def validate(self, attrs: dict) -> dict:
+        completion = attrs.get("prolific_completion_code", getattr(self.instance, "prolific_completion_code", ""))
+        screenout = attrs.get("prolific_screenout_code", getattr(self.instance, "prolific_screenout_code", ""))
+        if completion and screenout and completion == screenout:
+            raise serializers.ValidationError({"prolific_screenout_code": "must differ from prolific_completion_code"})
+        return attrs
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_study_links(self, campaign: Campaign) -> dict[str, str]:
+        path = reverse("annotate:campaign", args=[campaign.slug])
+        request = self.context.get("request")
+        return study_links(campaign, request.build_absolute_uri(path) if request is not None else path)
 
     @extend_schema_field(serializers.IntegerField())
     def get_document_count(self, campaign: Campaign) -> int:

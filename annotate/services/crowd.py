@@ -6,6 +6,7 @@ the entry view; the per-campaign cap (``Campaign.new_crowd_workers_per_hour``) i
 """
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -54,3 +55,18 @@ def recent_crowd_events(campaign: Campaign, limit: int = 50) -> list[CrowdEvent]
         CrowdEvent.objects.filter(campaign=campaign).exclude(kind=CrowdEventKind.IDENTITY_CREATED)
         .select_related("worker")[:limit]
     )
+
+
+def ensure_prolific_codes(campaign: Campaign) -> Campaign:
+    """Give a campaign without Prolific codes a completion and a screen-out code (demo campaigns), so a
+    Prolific study built on it can end; existing codes are kept."""
+    fields = []
+    if not campaign.prolific_completion_code:
+        campaign.prolific_completion_code = "C" + secrets.token_hex(4).upper()
+        fields.append("prolific_completion_code")
+    if not campaign.prolific_screenout_code:
+        campaign.prolific_screenout_code = "S" + secrets.token_hex(4).upper()
+        fields.append("prolific_screenout_code")
+    if fields:
+        campaign.save(update_fields=fields)
+    return campaign

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, CampaignKind, CampaignStatus
 from annotate.services.campaigns import create_bump_campaign, set_campaign_status
+from annotate.services.crowd import ensure_prolific_codes
 from annotate.services.imports import import_dataset
 from annotate.bump.review import make_reviewer
 
@@ -47,6 +48,7 @@ class Command(BaseCommand):
             except ImportFailed as exc:
                 raise CommandError(f"BUMP demo import failed: {exc}") from exc
             self.stdout.write(report.summary_line())
+            ensure_prolific_codes(campaign)
             if campaign.status in (CampaignStatus.DRAFT, CampaignStatus.PAUSED):
                 set_campaign_status(campaign, CampaignStatus.RUNNING)
         user, created = get_user_model().objects.get_or_create(username=REVIEWER[0])

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, CampaignStatus, Worker
+from annotate.services.crowd import ensure_prolific_codes
 from annotate.services.campaigns import set_campaign_status
 from annotate.services.imports import import_dataset
 
@@ -51,6 +52,7 @@ class Command(BaseCommand):
                 "If not, say which kind of error it is (FRANK protocol)."
             )
             campaign.save(update_fields=["description"])
+        ensure_prolific_codes(campaign)
         if campaign.status in (CampaignStatus.DRAFT, CampaignStatus.PAUSED):
             set_campaign_status(campaign, CampaignStatus.RUNNING)
         User = get_user_model()
