@@ -22,7 +22,7 @@ STUDY_TOKEN_PARAM = "study"
 #: The bound keeps ``<provider>-<id>`` far below Django's 150-character username (no truncation, so no
 #: collision between two long ids sharing a prefix); the character set keeps ids inert in pages and CSVs.
 ID_MAX_LENGTH = 64
-ID_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,%d}" % ID_MAX_LENGTH)
+ID_PATTERN = re.compile(rf"[A-Za-z0-9_-]{{1,{ID_MAX_LENGTH}}}")
 
 
 def study_token(campaign: Campaign) -> str:

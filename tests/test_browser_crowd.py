@@ -8,7 +8,13 @@ import uuid
 
 import pytest
 
-from annotate.models import Assignment, CrowdEvent, CrowdEventKind, Participation, Worker
+from annotate.models import (
+    Assignment,
+    CrowdEvent,
+    CrowdEventKind,
+    Participation,
+    Worker,
+)
 from annotate.providers import study_token
 from tests.browser import live_login
 from tests.factories import make_campaign, make_document, make_worker

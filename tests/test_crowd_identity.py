@@ -30,7 +30,10 @@ from annotate.models import (
     Worker,
 )
 from annotate.providers import ID_MAX_LENGTH, study_token
-from annotate.services.assignments import release_unattended_assignments, request_assignment
+from annotate.services.assignments import (
+    release_unattended_assignments,
+    request_assignment,
+)
 from annotate.services.bonuses import ledger_csv
 from annotate.services.crowd import ensure_prolific_codes
 from tests.factories import make_campaign, make_document, make_worker
@@ -114,6 +117,7 @@ def test_unlimited_identities_are_rate_limited_per_address(client, settings):
     refused = Client().get(prolific_url(campaign, uid()), REMOTE_ADDR=ip)
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
     assert b"Too many new participants arrived from your network address" in refused.content
+    assert Client().get(prolific_url(campaign, ids[3]), REMOTE_ADDR=ip).status_code == 429  # same refusal again: not logged twice
     assert Worker.objects.filter(provider="prolific", external_id__in=ids).count() == 3
     # A returning worker is not a new identity: still welcome from that address, in their own browser.
     first = Client()
@@ -122,6 +126,7 @@ def test_unlimited_identities_are_rate_limited_per_address(client, settings):
     ip2 = an_ip()
     assert first.get(prolific_url(campaign, pid), REMOTE_ADDR=ip2).status_code == 302
     assert first.get(prolific_url(campaign, pid), REMOTE_ADDR=ip2).status_code == 302
+    # Refusals are logged, a repeated one from the same address and id once per EVENT_REPEAT_SECONDS.
     assert CrowdEvent.objects.filter(campaign=campaign, kind=CrowdEventKind.RATE_LIMITED).count() == 2
 
 

@@ -6,20 +6,32 @@ the entry view; the per-campaign cap (``Campaign.new_crowd_workers_per_hour``) i
 """
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from datetime import timedelta
 
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Campaign, CrowdEvent, CrowdEventKind, Worker
 
 
+#: A refusal repeated by the same address for the same id is stored once per this many seconds, so that a
+#: flood of bad requests cannot fill the events table.
+EVENT_REPEAT_SECONDS = 600
+
+
 def record_crowd_event(
     campaign: Campaign, kind: str, *, provider: str = "", external_id: str = "", worker: Worker | None = None,
     ip: str | None = None, detail: str = "",
-) -> CrowdEvent:
+) -> CrowdEvent | None:
+    """Store an event (None when the same refusal from the same address was stored moments ago)."""
+    if kind != CrowdEventKind.IDENTITY_CREATED:
+        digest = hashlib.sha256(f"{campaign.pk}|{kind}|{ip}|{provider}|{external_id}".encode()).hexdigest()
+        if not cache.add(f"factlab-crowd-event:{digest}", 1, timeout=EVENT_REPEAT_SECONDS):
+            return None
     return CrowdEvent.objects.create(
         campaign=campaign, kind=kind, provider=provider, external_id=external_id[:200], worker=worker,
         ip=ip or None, detail=detail[:300],

@@ -51,8 +51,12 @@ from annotate.services.assignments import (
     record_external_assignment_id,
     request_assignment,
 )
+from annotate.services.crowd import (
+    CampaignCapReached,
+    create_identity_within_cap,
+    record_crowd_event,
+)
 from annotate.services.errors import WorkflowError
-from annotate.services.crowd import CampaignCapReached, create_identity_within_cap, record_crowd_event
 from annotate.services.participation import (
     eligibility_problem,
     get_participation,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools
 import io
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -11,8 +12,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
-
-from django import forms
 
 from annotate.exporters.tabular import SafeCsvWriter
 from annotate.models import Campaign, CampaignStatus, Participation, SentenceJudgement
@@ -82,10 +81,10 @@ class CrowdSettingsForm(forms.ModelForm):
 
     class Meta:
         model = Campaign
-        fields = [
+        fields = (
             "prolific_completion_code", "prolific_screenout_code", "completion_min_items", "mturk_items_per_assignment",
             "new_crowd_workers_per_hour", "unattended_release_minutes",
-        ]
+        )
 
     def clean(self):
         data = super().clean()
