@@ -469,6 +469,22 @@ def test_task_page_states_pay_bonus_owed_and_blocking_rules_without_revealing_ch
         assert text not in rules  # the rules never name a control sentence
 
 
+def test_bump_task_page_states_its_rules_too(client):
+    from annotate.models import CampaignKind
+    from tests.factories import make_bump_document, qualify
+
+    campaign = make_campaign(kind=CampaignKind.BUMP_TAXONOMY, pay_per_item=Decimal("0.40"), entity_check_enabled=True, trap_rate=0.25)
+    make_bump_document(campaign, types=["extrinsic_entity"])
+    worker = make_worker()
+    qualify(worker, campaign)
+    client.force_login(worker.user)
+    page = client.get(reverse("annotate:bump-task", args=[campaign.slug])).content.decode()
+    assert 'id="worker-rules"' in page and "$0.40</strong> per item" in page and "reviewed by an expert" in page
+    assert "reading check" not in page.lower() and "Hidden checks" not in page  # FRANK-only rules stay off BUMP pages
+    assignment = Assignment.objects.get(worker=worker)
+    assert reverse("annotate:assignment-heartbeat", args=[campaign.slug, assignment.pk]) in page
+
+
 # --- 7. CSV injection -----------------------------------------------------------------------------------------
 
 
