@@ -195,3 +195,11 @@ class BonusEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False  # append-only ledger
+
+
+@admin.register(models.CrowdEvent)
+class CrowdEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "campaign", "kind", "provider", "external_id", "ip", "detail")
+    list_filter = ("kind", "campaign")
+    search_fields = ("external_id", "ip")
+    raw_id_fields = ("worker",)
