@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from django.conf import settings
 
 
-@functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=4)
 def get_nlp(disable: tuple[str, ...] = ("ner", "lemmatizer")):
     import spacy
 
@@ -23,8 +23,14 @@ def split_sentences(text: str) -> list[str]:
     return next(split_sentences_many([text]))
 
 
+# The parser sets sentence boundaries from tok2vec alone: the tagger and attribute ruler change no split
+# (checked on the FRANK articles) and cost a third of the time.
+SPLIT_DISABLED = ("ner", "lemmatizer", "tagger", "attribute_ruler")
+
+
 def split_sentences_many(texts: Iterable[str], batch_size: int = 64) -> Iterator[list[str]]:
-    nlp = get_nlp()
+    """Sentence splits of many texts in ``nlp.pipe`` batches (one parse per text given)."""
+    nlp = get_nlp(disable=SPLIT_DISABLED)
     for doc in nlp.pipe(texts, batch_size=batch_size):
         yield [s.text.strip() for s in doc.sents if s.text.strip()]
 
