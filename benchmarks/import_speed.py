@@ -62,8 +62,8 @@ def bump_file(frank_dir: Path, target: Path, articles: int = 99) -> int:
     for a_index, path in enumerate(paths):
         article = json.loads(path.read_text())
         text = article["article"]
-        # A CNN/DM highlight as reference (BUMP's are 26 to 91 words), else the article's first two sentences.
-        reference = (article.get("bart_reference") or "").strip() or ". ".join(text.split(". ")[:2]).strip() + "."
+        # A CNN/DM highlight as reference, else the article's first words (BUMP's references are 26 to 91 words).
+        reference = (article.get("bart_reference") or "").strip() or " ".join(text.split()[:50]).rstrip(".") + "."
         for p_index in range(7):
             words = reference.split()
             words[rng.randrange(len(words))] = "not"
@@ -192,6 +192,7 @@ def main() -> None:
             line("FRANK baseline scores again", timer, import_scores("frank", [path], campaign_slug="bench-frank"))
         if "million" in args.only:
             ids = list(Summary.objects.filter(document__campaign__slug="bench-frank").values_list("id", flat=True))
+            print(f"peak RSS before the score files: {peak_rss_mib():.0f} MiB")
             tenth_j, _ = million_files(ids, args.scores // 10, folder, "tenth")
             full_j, _ = million_files(ids, args.scores, folder, "json")
             _, full_c = million_files(ids, args.scores, folder, "csv")
