@@ -182,14 +182,14 @@ class Item(models.Model):
     for_experts = models.BooleanField(default=False)
     position = models.PositiveIntegerField(default=0)
     # Active and submitted assignments: kept by annotate.services.live_counts (claims read it from an index).
-    live_assignments = models.PositiveIntegerField(default=0)
+    live_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["position", "id"]
         indexes = [
             models.Index(fields=["campaign", "document"]),
-            models.Index(fields=["campaign", "for_experts", "-live_assignments", "position", "id"], name="item_claim_order"),
+            models.Index(fields=["campaign", "for_experts", "-live_count", "position", "id"], name="item_claim_order"),
         ]
 
     def __str__(self) -> str:

@@ -6,9 +6,11 @@ registry; nothing is downloaded at run time).
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterable, Iterator
 
 from django.conf import settings
+from django.core.cache import cache
 
 
 @functools.lru_cache(maxsize=4)
@@ -54,7 +56,20 @@ def count_sentences_by_punctuation(text: str) -> int:
 
 
 def named_entities(text: str) -> list[str]:
-    """Distinct named-entity strings of ``text`` in order of appearance (for entity questions)."""
+    """Distinct named-entity strings of ``text`` in order of appearance (for entity questions).
+
+    Cached by a hash of the text (Django's cache, shared by the web workers): the entity question of a
+    document is built at every claim of its item, the NER parse only once.
+    """
+    key = f"nlp:entities:{settings.FACTLAB_SPACY_MODEL}:{hashlib.sha1(text.encode()).hexdigest()}"
+    found = cache.get(key)
+    if found is None:
+        found = _named_entities(text)
+        cache.set(key, found, 7 * 24 * 3600)
+    return found
+
+
+def _named_entities(text: str) -> list[str]:
     nlp = get_nlp(disable=("lemmatizer",))
     seen: dict[str, None] = {}
     for ent in nlp(text).ents:

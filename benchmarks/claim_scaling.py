@@ -61,7 +61,7 @@ def build(size: int, workers: int) -> tuple:
         ],
         batch_size=5000,
     )
-    Item.objects.filter(pk__in=done).update(live_assignments=REDUNDANCY)
+    Item.objects.filter(pk__in=done).update(live_count=REDUNDANCY)
     users = User.objects.bulk_create([User(username=f"w{size}-{i}") for i in range(workers)])
     claimers = Worker.objects.bulk_create([Worker(user=u) for u in users])
     Participation.objects.bulk_create(

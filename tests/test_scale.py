@@ -150,24 +150,24 @@ def test_stored_live_count_follows_claims_expiry_release_and_blocking():
     first = request_assignment(workers[0], campaign)
     second = request_assignment(workers[1], campaign)
     item.refresh_from_db()
-    assert item.live_assignments == _live(item) == 2
+    assert item.live_count == _live(item) == 2
     assert request_assignment(workers[2], campaign) is None  # full: the stored count hides it
 
     Assignment.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
     assert expire_stale_assignments(campaign) == 1
     item.refresh_from_db()
-    assert item.live_assignments == _live(item) == 1
+    assert item.live_count == _live(item) == 1
 
     third = request_assignment(workers[2], campaign)
     assert third is not None and third.item_id == item.pk
     release_assignment(third)
     item.refresh_from_db()
-    assert item.live_assignments == _live(item) == 1
+    assert item.live_count == _live(item) == 1
 
     block_participation(get_participation(workers[1], campaign), "test")
     item.refresh_from_db()
     assert Assignment.objects.get(pk=second.pk).status == AssignmentStatus.RELEASED
-    assert item.live_assignments == _live(item) == 0
+    assert item.live_count == _live(item) == 0
 
 
 def test_a_stale_stored_count_never_overfills_an_item():
@@ -179,10 +179,10 @@ def test_a_stale_stored_count_never_overfills_an_item():
     qualify(b, campaign)
     taken = request_assignment(a, campaign)
     # Pretend the stored count missed the claim: the real count under the lock still decides.
-    Item.objects.filter(pk=taken.item_id).update(live_assignments=0)
+    Item.objects.filter(pk=taken.item_id).update(live_count=0)
     other = request_assignment(b, campaign)
     assert other is not None and other.item_id != taken.item_id
-    assert Item.objects.get(pk=taken.item_id).live_assignments == 1  # repaired on the way
+    assert Item.objects.get(pk=taken.item_id).live_count == 1  # repaired on the way
 
 
 def test_claim_query_does_not_count_assignments_of_the_campaign():
@@ -193,7 +193,7 @@ def test_claim_query_does_not_count_assignments_of_the_campaign():
     qualify(worker, campaign)
     with CaptureQueriesContext(connection) as queries:
         assert request_assignment(worker, campaign) is not None
-    candidate_sql = [q["sql"] for q in queries.captured_queries if "live_assignments" in q["sql"] and q["sql"].startswith("SELECT")]
+    candidate_sql = [q["sql"] for q in queries.captured_queries if "live_count" in q["sql"] and q["sql"].startswith("SELECT")]
     assert candidate_sql and not any("COUNT(" in sql.upper() and "GROUP BY" in sql.upper() for sql in candidate_sql)
 
 
@@ -216,3 +216,16 @@ def test_relevance_is_computed_once_per_distinct_input(monkeypatch):
     page_cache.relevant_sentences(article, ["The budget was approved"], 2)
     page_cache.relevant_sentences(article[:1], ["The budget was approved"], 1)
     assert len(calls) == 4
+
+
+def test_named_entities_parse_each_text_once(monkeypatch):
+    from annotate import nlp
+
+    cache.clear()
+    calls = []
+    real = nlp._named_entities
+    monkeypatch.setattr(nlp, "_named_entities", lambda text: calls.append(text) or real(text))
+    text = "Helen Carter met the mayor of Greenvale in Paris on Monday."
+    first = nlp.named_entities(text)
+    assert nlp.named_entities(text) == first and "Helen Carter" in first
+    assert calls == [text]

@@ -14,7 +14,7 @@ def fill_live_counts(apps, schema_editor):
         Assignment.objects.filter(item=OuterRef("pk"), status__in=("active", "submitted"))
         .order_by().values("item").annotate(n=Count("pk")).values("n")
     )
-    Item.objects.update(live_assignments=Coalesce(Subquery(live), Value(0)))
+    Item.objects.update(live_count=Coalesce(Subquery(live), Value(0)))
 
 
 class Migration(migrations.Migration):
@@ -26,7 +26,7 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name='item',
-            name='live_assignments',
+            name='live_count',
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AddIndex(
@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='item',
-            index=models.Index(fields=['campaign', 'for_experts', '-live_assignments', 'position', 'id'], name='item_claim_order'),
+            index=models.Index(fields=['campaign', 'for_experts', '-live_count', 'position', 'id'], name='item_claim_order'),
         ),
         migrations.RunPython(fill_live_counts, migrations.RunPython.noop),
     ]

@@ -65,14 +65,14 @@ def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
 def _candidate_items(worker: Worker, campaign: Campaign):
     """Items the worker has not had, with a free slot, most advanced first, then in campaign order.
 
-    An index range scan on (campaign, for_experts, -live_assignments, position, id) with one unique-index
+    An index range scan on (campaign, for_experts, -live_count, position, id) with one unique-index
     probe per row for the worker's own assignments: the cost does not grow with the campaign.
     """
     had = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
     return (
-        Item.objects.filter(campaign=campaign, for_experts=False, live_assignments__lt=campaign.redundancy)
+        Item.objects.filter(campaign=campaign, for_experts=False, live_count__lt=campaign.redundancy)
         .exclude(Exists(had))
-        .order_by("-live_assignments", "position", "id")
+        .order_by("-live_count", "position", "id")
     )
 
 
@@ -138,8 +138,8 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
             # The real count under the lock decides; the stored count only found the candidate.
             live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
             if live >= campaign.redundancy:
-                if item.live_assignments != live:
-                    Item.objects.filter(pk=item.pk).update(live_assignments=live)
+                if item.live_count != live:
+                    Item.objects.filter(pk=item.pk).update(live_count=live)
                 return None
             assignment = Assignment(
                 item=item,
@@ -148,7 +148,7 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
             )
             protocol.prepare_assignment(assignment)
             assignment.save()
-            Item.objects.filter(pk=item.pk).update(live_assignments=live + 1)
+            Item.objects.filter(pk=item.pk).update(live_count=live + 1)
             return assignment
     except IntegrityError:
         # The same worker claimed this item from another request at the same moment.

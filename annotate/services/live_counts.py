@@ -1,4 +1,4 @@
-"""The live-assignment count of each item (``Item.live_assignments``), which makes a claim index-backed.
+"""The live-assignment count of each item (``Item.live_count``), which makes a claim index-backed.
 
 A claim reads the next items with a free slot from the index on (campaign, for_experts, live count,
 position) instead of counting every item's assignments, so its cost does not grow with the campaign.
@@ -37,7 +37,7 @@ def refresh_live_counts(item_ids: Iterable[int]) -> None:
         .annotate(n=Count("pk"))
         .values("n")
     )
-    Item.objects.filter(pk__in=ids).update(live_assignments=Coalesce(Subquery(live), Value(0)))
+    Item.objects.filter(pk__in=ids).update(live_count=Coalesce(Subquery(live), Value(0)))
 
 
 def close_assignments(assignments: QuerySet[Assignment], status: str, *, skip_locked: bool = False) -> int:
