@@ -59,7 +59,7 @@ def _parse(record: RecordReader) -> dict:
 
 def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
     done = 0
-    progress = every(progress, BATCH)
+    progress = every(progress, 100)
     for path in paths:
         for batch in batched(iter_json_array(path), BATCH):
             parsed = [_parse(RecordReader(raw, path=path, index=index)) for index, raw in batch]

@@ -80,7 +80,7 @@ def _parse(record: RecordReader, line: int, path: Path) -> dict:
 
 def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
     done = 0
-    progress = every(progress, BATCH)
+    progress = every(progress, 100)
     for path in paths:
         for batch in batched(iter_json_lines(path), BATCH):
             records = [_parse(RecordReader(raw, path=path, index=f"line {line}"), line, path) for line, raw in batch]

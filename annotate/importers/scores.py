@@ -35,7 +35,7 @@ def _find_summary(store: Store, record: RecordReader, document_field: str, syste
 
 def import_frank_scores(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
     done = 0
-    progress = every(progress, 500)
+    progress = every(progress, 1000)
     for path in paths:
         for index, raw in iter_json_array(path):
             record = RecordReader(raw, path=path, index=index)
