@@ -28,6 +28,7 @@ UPLOAD_SUFFIXES: dict[tuple[str, str], tuple[str, ...]] = {
     ("dataset", "jsonl"): (".jsonl",),
     ("scores", "frank"): (".json",),
     ("scores", "jsonl"): (".jsonl",),
+    ("scores", "csv"): (".csv",),
 }
 logger = logging.getLogger(__name__)
 PROGRESS_KEY = "factlab:import-progress:{}"
