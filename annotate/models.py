@@ -200,11 +200,16 @@ class Item(models.Model):
     # Expert items (BUMP N/A re-queue) are only given to reviewers.
     for_experts = models.BooleanField(default=False)
     position = models.PositiveIntegerField(default=0)
+    # Active and submitted assignments: kept by annotate.services.live_counts (claims read it from an index).
+    live_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["position", "id"]
-        indexes = [models.Index(fields=["campaign", "document"])]
+        indexes = [
+            models.Index(fields=["campaign", "document"]),
+            models.Index(fields=["campaign", "for_experts", "-live_count", "position", "id"], name="item_claim_order"),
+        ]
 
     def __str__(self) -> str:
         return f"item {self.pk} of {self.campaign.slug}"
@@ -313,7 +318,12 @@ class Assignment(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "worker"], name="assignment_once_per_worker")]
-        indexes = [models.Index(fields=["item", "status"]), models.Index(fields=["worker", "status"])]
+        indexes = [
+            models.Index(fields=["item", "status"]),
+            models.Index(fields=["worker", "status"]),
+            # Expiry runs on every claim: find the active ones past their deadline without a scan.
+            models.Index(fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expiry"),
+        ]
 
     def __str__(self) -> str:
         return f"assignment {self.pk} ({self.status})"

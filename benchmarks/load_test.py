@@ -49,6 +49,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--think", type=float, default=0.2, help="max pause between items, seconds")
     parser.add_argument("--double-click", type=float, default=0.05, help="share of submits sent twice at once")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--port", type=int, default=0, help="gunicorn port (default: a free one)")
     add_common_arguments(parser)
     args = parser.parse_args(argv)
     if not 1 <= args.users <= 2000 or not 1 <= args.duration <= 600:
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     env = bench_env(database=args.database, redis_db=args.redis_db)
     setup, sessions = prepare_site(env, args, documents=args.documents)
-    port = free_port()
+    port = args.port or free_port()
     log_path = Path(tempfile.mkstemp(prefix="factlab-gunicorn-", suffix=".log")[1])
     with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path):
         started = time.monotonic()
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"\n{args.users} annotators, {elapsed:.0f} s: {accepted} submissions ({accepted / elapsed:.1f}/s); "
         f"submit p50 {results['submit_latency']['p50_ms']} ms, p95 {results['submit_latency']['p95_ms']} ms, "
-        f"p99 {results['submit_latency']['p99_ms']} ms; errors {sum(stats.errors.values())}; "
+        f"p99 {results['submit_latency']['p99_ms']} ms; task page p50 {results['task_page_latency']['p50_ms']} ms, "
+        f"p95 {results['task_page_latency']['p95_ms']} ms; errors {sum(stats.errors.values())}; "
         f"invariants {'OK' if invariants['ok'] else 'BROKEN'}"
     )
     write_json_out(args.json_out, results)

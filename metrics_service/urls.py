@@ -1,9 +1,16 @@
 from django.urls import path
 
-from . import views
-
 app_name = "metrics_service"
 
+
+def dashboard(request, *args, **kwargs):
+    # The dashboard's module pulls in the report's statistics and plotting libraries: imported on the
+    # first dashboard request, not when a manage.py command loads the URLs.
+    from . import views
+
+    return views.dashboard(request, *args, **kwargs)
+
+
 urlpatterns = [
-    path("campaigns/<slug:slug>/dashboard/", views.dashboard, name="dashboard"),
+    path("campaigns/<slug:slug>/dashboard/", dashboard, name="dashboard"),
 ]

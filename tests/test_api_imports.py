@@ -121,6 +121,10 @@ def test_metric_score_import(admin_client, django_capture_on_commit_callbacks):
     response = _upload(admin_client, django_capture_on_commit_callbacks, "s.jsonl", line.encode(), format="jsonl", kind="scores", campaign="scored")
     assert admin_client.get(f"/api/imports/{response.json()['id']}/").json()["status"] == "succeeded"
     assert MetricScore.objects.get(metric="coco_sent").value == 0.12
+    table = b"document,system,metric,value\nd1,bart,rouge2,0.5\n"
+    csv_job = _upload(admin_client, django_capture_on_commit_callbacks, "s.csv", table, format="csv", kind="scores", campaign="scored")
+    assert admin_client.get(f"/api/imports/{csv_job.json()['id']}/").json()["status"] == "succeeded"
+    assert MetricScore.objects.get(metric="rouge2").value == 0.5
     missing = _upload(admin_client, django_capture_on_commit_callbacks, "s.jsonl", line.encode(), format="jsonl", kind="scores", campaign="nope")
     assert "no campaign with slug 'nope'" in admin_client.get(f"/api/imports/{missing.json()['id']}/").json()["error"]["message"]
 

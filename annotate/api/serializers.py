@@ -297,8 +297,8 @@ class ImportJobSerializer(serializers.ModelSerializer):
 
 
 class ImportJobCreateSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl.")
-    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl"])
+    file = serializers.FileField(help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl; csv (scores): .csv.")
+    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl", "csv"])
     kind = serializers.ChoiceField(choices=["dataset", "scores"], default="dataset", help_text="scores: metric scores of an existing campaign.")
     campaign = serializers.SlugField(max_length=80, help_text="Campaign slug (created by dataset imports when missing).")
     campaign_kind = serializers.ChoiceField(choices=CampaignKind.choices, required=False, allow_blank=True)

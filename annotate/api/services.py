@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.importers.base import ImportFailed
+from annotate.services.live_counts import close_assignments
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -27,6 +28,7 @@ UPLOAD_SUFFIXES: dict[tuple[str, str], tuple[str, ...]] = {
     ("dataset", "jsonl"): (".jsonl",),
     ("scores", "frank"): (".json",),
     ("scores", "jsonl"): (".jsonl",),
+    ("scores", "csv"): (".csv",),
 }
 logger = logging.getLogger(__name__)
 PROGRESS_KEY = "factlab:import-progress:{}"
@@ -137,7 +139,7 @@ def block_worker(worker: Worker, reason: str) -> Worker:
     """Block a worker from every campaign and release their unfinished assignments."""
     with transaction.atomic():
         Worker.objects.filter(pk=worker.pk).update(is_blocked=True, blocked_reason=reason[:300])
-        Assignment.objects.filter(worker=worker, status=AssignmentStatus.ACTIVE).update(status=AssignmentStatus.RELEASED)
+        close_assignments(Assignment.objects.filter(worker=worker), AssignmentStatus.RELEASED)
     worker.refresh_from_db()
     return worker
 

@@ -11,10 +11,13 @@ from pathlib import Path
 
 from annotate.bump import taxonomy as bump_taxonomy
 from annotate.models import Dataset
-from annotate.nlp import split_sentences
 
-from annotate.importers.base import RecordReader, iter_json_array
+from annotate.importers.base import RecordReader, batched, every, iter_json_array
 from annotate.importers.store import Store
+
+
+# Records per spaCy and database batch.
+BATCH = 256
 
 
 def _error_type(record: RecordReader, name: str, required: bool) -> str:
@@ -29,44 +32,59 @@ def _error_type(record: RecordReader, name: str, required: bool) -> str:
         raise record.fail(str(exc), name) from exc
 
 
+def _parse(record: RecordReader) -> dict:
+    article_id = record.text("article_id")
+    article = record.text("article")
+    reference_text = record.text("reference_summary")
+    edited_text = record.text("edited_summary")
+    error_type = _error_type(record, "error_type", required=True)
+    corrected = _error_type(record, "corrected_error_type", required=False)
+    scores = record.get("scores") or {}
+    if not isinstance(scores, dict):
+        raise record.fail("expected an object of metric scores", "scores")
+    parsed_scores: list[tuple[str, str, float]] = []
+    for key, value in scores.items():
+        metric, _, side = key.rpartition("_")
+        if side not in ("reference", "edited") or not metric:
+            raise record.fail(f"score key {key!r} must end in _reference or _edited", "scores")
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise record.fail(f"score {key!r} is not a number", "scores")
+        parsed_scores.append((metric, side, float(value)))
+    pair_id = str(record.get("id", "")) or hashlib.sha1(f"{edited_text}\x00{error_type}".encode()).hexdigest()[:16]
+    return {
+        "article_id": article_id, "article": article, "reference": reference_text, "edited": edited_text,
+        "error_type": error_type, "corrected": corrected, "scores": parsed_scores, "pair_id": pair_id,
+    }
+
+
 def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
     done = 0
+    progress = every(progress, 100)
     for path in paths:
-        for index, raw in iter_json_array(path):
-            record = RecordReader(raw, path=path, index=index)
-            article_id = record.text("article_id")
-            article = record.text("article")
-            reference_text = record.text("reference_summary")
-            edited_text = record.text("edited_summary")
-            error_type = _error_type(record, "error_type", required=True)
-            corrected = _error_type(record, "corrected_error_type", required=False)
-            scores = record.get("scores") or {}
-            if not isinstance(scores, dict):
-                raise record.fail("expected an object of metric scores", "scores")
-            parsed_scores: list[tuple[str, str, float]] = []
-            for key, value in scores.items():
-                metric, _, side = key.rpartition("_")
-                if side not in ("reference", "edited") or not metric:
-                    raise record.fail(f"score key {key!r} must end in _reference or _edited", "scores")
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise record.fail(f"score {key!r} is not a number", "scores")
-                parsed_scores.append((metric, side, float(value)))
-
-            document = store.document(
-                article_id, dataset=Dataset.CNNDM, text=article, sentences=split_sentences(article),
-                metadata={"source": "bump"},
+        for batch in batched(iter_json_array(path), BATCH):
+            parsed = [_parse(RecordReader(raw, path=path, index=index)) for index, raw in batch]
+            # One spaCy pass over the distinct texts of the batch (an article and its reference recur in every
+            # record of their pairs); texts of rows that exist already are not split at all.
+            store.sentences.prime(
+                text for p in parsed if not store.has_document(p["article_id"]) for text in (p["article"], p["reference"], p["edited"])
             )
-            reference = store.summary(
-                document, "reference", text=reference_text, is_reference=True, sentences=split_sentences(reference_text)
-            )
-            pair_id = str(record.get("id", "")) or hashlib.sha1(f"{edited_text}\x00{error_type}".encode()).hexdigest()[:16]
-            edited = store.edited_summary(
-                reference, f"bump:{pair_id}", system="human-edit", text=edited_text,
-                sentences=split_sentences(edited_text), requested_error_type=error_type, corrected_error_type=corrected,
-            )
-            for metric, side, value in parsed_scores:
-                store.score(reference if side == "reference" else edited, metric, value)
-            store.items_for_reference(document, reference)
-            store.report.records += 1
-            done += 1
-            progress(done, None)
+            for p in parsed:
+                document = store.document(
+                    p["article_id"], dataset=Dataset.CNNDM, text=p["article"], sentences=lambda: store.sentences.split(p["article"]),
+                    metadata={"source": "bump"},
+                )
+                reference = store.summary(
+                    document, "reference", text=p["reference"], is_reference=True, sentences=lambda: store.sentences.split(p["reference"])
+                )
+                edited = store.edited_summary(
+                    reference, f"bump:{p['pair_id']}", system="human-edit", text=p["edited"],
+                    sentences=lambda: store.sentences.split(p["edited"]), requested_error_type=p["error_type"],
+                    corrected_error_type=p["corrected"],
+                )
+                for metric, side, value in p["scores"]:
+                    store.score(reference if side == "reference" else edited, metric, value)
+                store.items_for_reference(document, reference)
+                store.report.records += 1
+                done += 1
+                progress(done, None)
+            store.sentences.clear()

@@ -31,7 +31,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.nlp import named_entities, split_sentences
-from annotate.frank.relevance import relevant_sentences
+from annotate.frank import page_cache
 from annotate.services.errors import (
     AssignmentClosed,
     InvalidSubmission,
@@ -230,7 +230,7 @@ def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
         sentences = summary_sentences(by_id[row["summary"]])[: row["sentences"]]
         if row["trap"]:
             sentences.append(trap_text[row["trap"]])
-        relevant = relevant_sentences(article, sentences, relevant_k)
+        relevant = page_cache.relevant_sentences(article, sentences, relevant_k)
         summaries.append({"sentences": [{"text": s, "relevant": r} for s, r in zip(sentences, relevant)]})
     entity = layout.get("entity")
     return {

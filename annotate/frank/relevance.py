@@ -6,9 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics.pairwise import cosine_similarity
-
 
 def relevant_sentences(article_sentences: Sequence[str], queries: Sequence[str], k: int) -> list[list[int]]:
     """For each query, the indexes of the ``k`` article sentences most similar to it, best first.
@@ -19,6 +16,10 @@ def relevant_sentences(article_sentences: Sequence[str], queries: Sequence[str],
     """
     if k <= 0 or not article_sentences or not queries:
         return [[] for _ in queries]
+    # Imported here: scikit-learn costs a second of start-up to every manage.py command otherwise.
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics.pairwise import cosine_similarity
+
     vectorizer = TfidfVectorizer(ngram_range=(1, 2), stop_words="english", lowercase=True)
     try:
         matrix = vectorizer.fit_transform(list(article_sentences) + list(queries))

@@ -151,3 +151,28 @@ class RecordReader:
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             raise self.fail("expected a list of objects", name)
         return value
+
+
+def every(progress: ProgressCallback, step: int = 100) -> ProgressCallback:
+    """``progress`` called at most once per ``step`` records (a terminal bar redraw costs more than a record).
+
+    Importers pass steps that 200 divides or that divide 200: the API's import jobs store every 200th count.
+    """
+
+    def report(done: int, total: int | None) -> None:
+        if done % step == 0 or done == total:
+            progress(done, total)
+
+    return report
+
+
+def batched(records: Iterator[Any], size: int) -> Iterator[list[Any]]:
+    """Lists of up to ``size`` consecutive records (spaCy and the database both prefer batches)."""
+    batch: list[Any] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -25,73 +25,92 @@ from pathlib import Path
 
 from annotate.frank import typology as frank_typology
 from annotate.models import Dataset, Split
-from annotate.nlp import split_sentences
 
-from .base import RecordReader, iter_json_lines
+from .base import RecordReader, batched, every, iter_json_lines
 from .store import Store
 
 DATASETS = {d.value for d in Dataset}
 SPLITS = {s.value for s in Split}
 
 
+BATCH = 256
+
+
+def _parse(record: RecordReader, line: int, path: Path) -> dict:
+    doc_id = record.text("id")
+    text = record.text("text")
+    dataset = record.text("dataset", required=False, default=Dataset.OTHER)
+    if dataset not in DATASETS:
+        raise record.fail(f"unknown dataset {dataset!r}; expected one of {', '.join(sorted(DATASETS))}", "dataset")
+    split = record.text("split", required=False)
+    if split not in SPLITS:
+        raise record.fail(f"unknown split {split!r}; expected valid, test or empty", "split")
+    summaries = record.obj_list("summaries")
+    if not summaries:
+        raise record.fail("needs at least one summary", "summaries")
+    parsed = []
+    for s_index, raw_summary in enumerate(summaries):
+        sub = RecordReader(raw_summary, path=path, index=f"line {line}, summary {s_index}")
+        system = sub.text("system")
+        summary_text = sub.text("text")
+        is_reference = sub.get("is_reference", False)
+        if not isinstance(is_reference, bool):
+            raise sub.fail("expected true or false", "is_reference")
+        scores = sub.get("human_scores") or {}
+        if not isinstance(scores, dict) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values()
+        ):
+            raise sub.fail("expected an object of numbers", "human_scores")
+        parsed.append((system, summary_text, sub.string_list("sentences", required=False), is_reference, scores))
+    traps = []
+    for t_index, trap in enumerate(record.obj_list("traps", required=False)):
+        sub = RecordReader(trap, path=path, index=f"line {line}, trap {t_index}")
+        code = sub.text("code")
+        if code not in frank_typology.TRAP_LABELS:
+            raise sub.fail(f"unknown trap code {code!r}; expected one of {', '.join(frank_typology.TRAP_LABELS)}", "code")
+        traps.append((code, sub.text("text")))
+    return {
+        "id": doc_id, "text": text, "dataset": dataset, "split": split, "summaries": parsed, "traps": traps,
+        "sentences": record.string_list("sentences", required=False),
+        "url": record.text("url", required=False)[:500],
+        "entities": record.string_list("entities", required=False),
+        "negative_entity": record.text("negative_entity", required=False),
+    }
+
+
 def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
     done = 0
+    progress = every(progress, 100)
     for path in paths:
-        for line, raw in iter_json_lines(path):
-            record = RecordReader(raw, path=path, index=f"line {line}")
-            doc_id = record.text("id")
-            text = record.text("text")
-            dataset = record.text("dataset", required=False, default=Dataset.OTHER)
-            if dataset not in DATASETS:
-                raise record.fail(f"unknown dataset {dataset!r}; expected one of {', '.join(sorted(DATASETS))}", "dataset")
-            split = record.text("split", required=False)
-            if split not in SPLITS:
-                raise record.fail(f"unknown split {split!r}; expected valid, test or empty", "split")
-            summaries = record.obj_list("summaries")
-            if not summaries:
-                raise record.fail("needs at least one summary", "summaries")
-            parsed = []
-            for s_index, raw_summary in enumerate(summaries):
-                sub = RecordReader(raw_summary, path=path, index=f"line {line}, summary {s_index}")
-                system = sub.text("system")
-                summary_text = sub.text("text")
-                is_reference = sub.get("is_reference", False)
-                if not isinstance(is_reference, bool):
-                    raise sub.fail("expected true or false", "is_reference")
-                scores = sub.get("human_scores") or {}
-                if not isinstance(scores, dict) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values()
-                ):
-                    raise sub.fail("expected an object of numbers", "human_scores")
-                parsed.append((system, summary_text, sub.string_list("sentences", required=False), is_reference, scores))
-            traps = []
-            for t_index, trap in enumerate(record.obj_list("traps", required=False)):
-                sub = RecordReader(trap, path=path, index=f"line {line}, trap {t_index}")
-                code = sub.text("code")
-                if code not in frank_typology.TRAP_LABELS:
-                    raise sub.fail(f"unknown trap code {code!r}; expected one of {', '.join(frank_typology.TRAP_LABELS)}", "code")
-                traps.append((code, sub.text("text")))
-
-            document = store.document(
-                doc_id, dataset=dataset, split=split, text=text,
-                sentences=record.string_list("sentences", required=False) or split_sentences(text),
-                url=record.text("url", required=False)[:500],
-                entities=record.string_list("entities", required=False),
-                negative_entity=record.text("negative_entity", required=False),
-                metadata={"source": "jsonl"},
+        for batch in batched(iter_json_lines(path), BATCH):
+            records = [_parse(RecordReader(raw, path=path, index=f"line {line}"), line, path) for line, raw in batch]
+            # Texts without given sentences are split by spaCy in one pass per batch, once per distinct text.
+            store.sentences.prime(
+                text
+                for r in records
+                if not store.has_document(r["id"])
+                for text in ([] if r["sentences"] else [r["text"]]) + [s[1] for s in r["summaries"] if not s[2]]
             )
-            for code, trap_text in traps:
-                factual, category = frank_typology.TRAP_LABELS[code]
-                store.trap(document, code, trap_text, factual, category or "")
-            for system, summary_text, sentences, is_reference, scores in parsed:
-                summary = store.summary(
-                    document, system, text=summary_text, sentences=sentences or split_sentences(summary_text),
-                    is_reference=is_reference, human_scores=scores,
+            for r in records:
+                document = store.document(
+                    r["id"], dataset=r["dataset"], split=r["split"], text=r["text"],
+                    sentences=r["sentences"] or (lambda: store.sentences.split(r["text"])),
+                    url=r["url"], entities=r["entities"], negative_entity=r["negative_entity"], metadata={"source": "jsonl"},
                 )
-                if is_reference:
-                    store.items_for_reference(document, summary)
-            if store.campaign.kind == "frank":
-                store.item(document)
-            store.report.records += 1
-            done += 1
-            progress(done, None)
+                for code, trap_text in r["traps"]:
+                    factual, category = frank_typology.TRAP_LABELS[code]
+                    store.trap(document, code, trap_text, factual, category or "")
+                for system, summary_text, sentences, is_reference, scores in r["summaries"]:
+                    summary = store.summary(
+                        document, system, text=summary_text,
+                        sentences=sentences or (lambda: store.sentences.split(summary_text)),
+                        is_reference=is_reference, human_scores=scores,
+                    )
+                    if is_reference:
+                        store.items_for_reference(document, summary)
+                if store.campaign.kind == "frank":
+                    store.item(document)
+                store.report.records += 1
+                done += 1
+                progress(done, None)
+            store.sentences.clear()

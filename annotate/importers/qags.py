@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from annotate.models import CampaignKind, Dataset
-from annotate.nlp import split_sentences
 
 from .base import RecordReader, iter_json_lines
 from .store import Store
@@ -47,7 +46,8 @@ def import_qags(store: Store, paths: list[Path], progress: Callable[[int, int | 
                     answers.append((s_index, str(response["worker_id"]), answer == "yes"))
             external_id = str(record.get("id") or hashlib.sha1(article.encode()).hexdigest()[:20])
             document = store.document(
-                external_id, dataset=Dataset.CNNDM, text=article, sentences=split_sentences(article), metadata={"source": "qags"}
+                external_id, dataset=Dataset.CNNDM, text=article, sentences=lambda: store.sentences.split(article),
+                metadata={"source": "qags"},
             )
             system = str(record.get("model") or record.get("system") or "qags")
             summary = store.summary(document, system, text=" ".join(sentences), sentences=sentences)

@@ -4,6 +4,8 @@ Guarantees (tested against PostgreSQL under concurrency):
 
 * an item never has more than ``campaign.redundancy`` live (active or submitted) assignments: the item
   row is locked (``SELECT ... FOR UPDATE``) while its live assignments are counted and one is added;
+* a claim costs the same in a campaign of 1k or 100k items: candidates come from an index on the item's
+  stored live count (``services/live_counts.py`` keeps it; see ``benchmarks/claim_scaling.py``);
 * a worker never gets the same item twice: a unique constraint on (item, worker);
 * a submission is stored once: the assignment row is locked, a repeated submit with the same
   ``submission_key`` returns the stored result, any other submit of a closed assignment is refused;
@@ -11,12 +13,13 @@ Guarantees (tested against PostgreSQL under concurrency):
 """
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from annotate.models import (
@@ -31,18 +34,22 @@ from annotate.models import (
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
 
 from .bonuses import award_submission_pay_and_bonus
+from .live_counts import close_assignments
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
 from .participation import apply_quality_rules, eligibility_problem, get_participation
 
 CANDIDATE_WINDOW = 25
 CANDIDATE_ROUNDS = 4
+BUMP_WINDOW_FACTOR = 4
 
 
 def expire_stale_assignments(campaign: Campaign) -> int:
     """Mark active assignments past their deadline as expired, freeing their slot. Returns how many."""
-    return Assignment.objects.filter(
-        item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__lt=timezone.now()
-    ).update(status=AssignmentStatus.EXPIRED)
+    stale = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__lt=timezone.now())
+    # The partial index on active deadlines answers this at no cost when nothing is stale (most calls).
+    if not stale.exists():
+        return 0
+    return close_assignments(stale, AssignmentStatus.EXPIRED, skip_locked=True)
 
 
 def release_unattended_assignments(campaign: Campaign) -> int:
@@ -65,16 +72,16 @@ def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
 
 
 def _candidate_items(worker: Worker, campaign: Campaign):
-    """Items the worker has not had, with a free slot; BUMP prefers summaries the worker has not edited."""
-    live = Count("assignments", filter=Q(assignments__status__in=LIVE_ASSIGNMENT_STATUSES))
-    seen_summary = Exists(
-        Assignment.objects.filter(worker=worker, item__campaign=campaign, item__summary=OuterRef("summary"))
-    )
+    """Items the worker has not had, with a free slot, most advanced first, then in campaign order.
+
+    An index range scan on (campaign, for_experts, -live_count, position, id) with one unique-index
+    probe per row for the worker's own assignments: the cost does not grow with the campaign.
+    """
+    had = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
     return (
-        Item.objects.filter(campaign=campaign, for_experts=False)
-        .exclude(assignments__worker=worker)
-        .annotate(live=live, seen_summary=seen_summary)
-        .filter(live__lt=campaign.redundancy)
+        Item.objects.filter(campaign=campaign, for_experts=False, live_count__lt=campaign.redundancy)
+        .exclude(Exists(had))
+        .order_by("-live_count", "position", "id")
     )
 
 
@@ -118,11 +125,19 @@ def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
 def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
     """The next window of items the worker may take, best first."""
     candidates = _candidate_items(worker, campaign)
-    if campaign.is_bump:
-        # Spread a summary's edits over different workers: unseen summaries first, shuffled.
-        return list(candidates.order_by("seen_summary", "?")[:CANDIDATE_WINDOW])
-    # Complete items that are already under way first, then in campaign order.
-    return list(candidates.order_by("-live", "position", "id")[:CANDIDATE_WINDOW])
+    if not campaign.is_bump:
+        # Complete items that are already under way first, then in campaign order.
+        return list(candidates[:CANDIDATE_WINDOW])
+    # BUMP spreads a summary's edits over different workers: from a wider window, summaries the worker has
+    # not edited come first, each group shuffled.
+    window = list(candidates[: CANDIDATE_WINDOW * BUMP_WINDOW_FACTOR])
+    seen = set(
+        Assignment.objects.filter(worker=worker, item__campaign=campaign, item__summary_id__in={i.summary_id for i in window})
+        .values_list("item__summary_id", flat=True)
+    )
+    random.shuffle(window)
+    window.sort(key=lambda item: item.summary_id in seen)
+    return window[:CANDIDATE_WINDOW]
 
 
 def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
@@ -130,7 +145,11 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
     try:
         with transaction.atomic():
             item = Item.objects.select_for_update().get(pk=item_id)
-            if item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count() >= campaign.redundancy:
+            # The real count under the lock decides; the stored count only found the candidate.
+            live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+            if live >= campaign.redundancy:
+                if item.live_count != live:
+                    Item.objects.filter(pk=item.pk).update(live_count=live)
                 return None
             assignment = Assignment(
                 item=item,
@@ -139,6 +158,7 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
             )
             protocol.prepare_assignment(assignment)
             assignment.save()
+            Item.objects.filter(pk=item.pk).update(live_count=live + 1)
             return assignment
     except IntegrityError:
         # The same worker claimed this item from another request at the same moment.
@@ -153,7 +173,7 @@ def record_external_assignment_id(assignment: Assignment, external_id: str) -> N
 
 def release_assignment(assignment: Assignment) -> None:
     """Give an unfinished assignment back (the worker skipped it); the slot goes to someone else."""
-    Assignment.objects.filter(pk=assignment.pk, status=AssignmentStatus.ACTIVE).update(status=AssignmentStatus.RELEASED)
+    close_assignments(Assignment.objects.filter(pk=assignment.pk), AssignmentStatus.RELEASED)
 
 
 def lock_worker_assignment(assignment_id: int, worker: Worker) -> tuple[Participation, Assignment]:

@@ -15,7 +15,7 @@ from annotate.bump.importer import import_bump
 from annotate.frank.importer import import_frank
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
-from annotate.importers.scores import import_frank_scores, import_jsonl_scores
+from annotate.importers.scores import import_csv_scores, import_frank_scores, import_jsonl_scores
 from annotate.importers.store import Store
 from annotate.models import Campaign, CampaignKind
 
@@ -25,7 +25,7 @@ DATASET_FORMATS: dict[str, Callable] = {
     "qags": import_qags,
     "jsonl": import_jsonl,
 }
-SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores}
+SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores, "csv": import_csv_scores}
 DEFAULT_KIND = {"frank": CampaignKind.FRANK, "bump": CampaignKind.BUMP_TAXONOMY, "qags": CampaignKind.FRANK, "jsonl": CampaignKind.FRANK}
 
 
@@ -69,7 +69,9 @@ def import_dataset(
             defaults={"name": campaign_name or campaign_slug.replace("-", " ").title(), "kind": campaign_kind or DEFAULT_KIND[fmt]},
         )
         report.count("campaigns", created)
-        DATASET_FORMATS[fmt](Store(campaign, report), resolved, progress or _no_progress)
+        store = Store(campaign, report)
+        DATASET_FORMATS[fmt](store, resolved, progress or _no_progress)
+        store.flush()
     return report
 
 
@@ -85,5 +87,7 @@ def import_scores(
         raise ImportFailed(f"no campaign with slug '{campaign_slug}'")
     report = ImportReport(campaign=campaign_slug, format=fmt)
     with transaction.atomic():
-        SCORE_FORMATS[fmt](Store(campaign, report), resolved, progress or _no_progress)
+        store = Store(campaign, report)
+        SCORE_FORMATS[fmt](store, resolved, progress or _no_progress)
+        store.flush()
     return report

@@ -18,6 +18,7 @@ from annotate.models import (
 )
 
 from .errors import NotEligible
+from .live_counts import close_assignments
 
 
 def get_participation(worker: Worker, campaign: Campaign) -> Participation:
@@ -123,9 +124,10 @@ def block_participation(participation: Participation, reason: str) -> Participat
             locked.blocked_reason = reason[:300]
             locked.blocked_at = timezone.now()
             locked.save(update_fields=["is_blocked", "blocked_reason", "blocked_at"])
-        Assignment.objects.filter(
-            worker_id=locked.worker_id, item__campaign_id=locked.campaign_id, status=AssignmentStatus.ACTIVE
-        ).update(status=AssignmentStatus.RELEASED)
+        close_assignments(
+            Assignment.objects.filter(worker_id=locked.worker_id, item__campaign_id=locked.campaign_id),
+            AssignmentStatus.RELEASED,
+        )
     participation.refresh_from_db()
     return participation
 

@@ -84,14 +84,40 @@ def resolve_local_dir(name_or_path: str | os.PathLike, what: str = "model") -> s
         raise ScorerError(f"{what} {name!r} not found locally and could not be fetched ({exc}); pass a local path") from exc
 
 
+def worker_cores() -> int:
+    """CPUs this process may run on: its affinity mask (a container's or a pinned worker's cpuset)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def use_worker_cores() -> int:
+    """Let torch's CPU kernels use every core the worker is given; returns the thread count.
+
+    torch defaults to the number of physical cores of the machine, which is wrong both ways in a container
+    or a pinned worker. An explicit ``OMP_NUM_THREADS`` (e.g. several model workers on one machine) wins.
+    """
+    import torch
+
+    if os.environ.get("OMP_NUM_THREADS", "").strip():
+        return torch.get_num_threads()
+    wanted = worker_cores()
+    if torch.get_num_threads() != wanted:
+        torch.set_num_threads(wanted)
+    return wanted
+
+
 def pick_device(device: str | None = None) -> str:
-    """``device`` if given, else ``"cuda"`` when a GPU is visible, else ``"cpu"``."""
+    """``device`` if given, else ``"cuda"`` when a GPU is visible, else ``"cpu"`` (then on every worker core)."""
     import torch
 
     if device in (None, "", "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif str(device).startswith("cuda") and not torch.cuda.is_available():
         raise ScorerError(f"device {device!r} requested but CUDA is not available; use device='cpu' or leave it unset")
+    if str(device) == "cpu":
+        use_worker_cores()
     return str(device)
 
 

@@ -7,7 +7,7 @@ from ._progress import TerminalProgress
 
 
 class Command(BaseCommand):
-    help = "Import external metric scores (FRANK baseline outputs or JSONL) for a campaign's summaries."
+    help = "Import external metric scores (FRANK baseline outputs, JSONL or CSV) for a campaign's summaries."
 
     def add_arguments(self, parser):
         parser.add_argument("format", choices=sorted(SCORE_FORMATS))
