@@ -390,6 +390,8 @@ def test_heartbeat_keeps_the_slot_and_its_absence_releases_it(client):
     assert release_unattended_assignments(campaign) == 0  # heard from just now
     Assignment.objects.filter(pk=assignment.pk).update(last_seen_at=timezone.now() - timedelta(minutes=6))
     assert release_unattended_assignments(campaign) == 1
+    assignment.item.refresh_from_db()
+    assert assignment.item.live_count == 0  # the stored live count frees the slot for the next claim
     gone = client.post(beat)
     assert gone.status_code == 410 and "no longer reserved" in gone.json()["detail"]
     other = Client()

@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from annotate.models import (
@@ -56,9 +56,13 @@ def release_unattended_assignments(campaign: Campaign) -> int:
     """Expire active assignments whose page never sent a heartbeat, or stopped sending them, for
     ``campaign.unattended_release_minutes``: claimed-and-abandoned slots (hoarding) go back to others."""
     cutoff = timezone.now() - timedelta(minutes=campaign.unattended_release_minutes)
-    return Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE).filter(
+    unattended = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE).filter(
         Q(last_seen_at__isnull=True, created_at__lt=cutoff) | Q(last_seen_at__lt=cutoff)
-    ).update(status=AssignmentStatus.EXPIRED)
+    )
+    if not unattended.exists():
+        return 0
+    # Through close_assignments, so the items' stored live counts free the slots too.
+    return close_assignments(unattended, AssignmentStatus.EXPIRED, skip_locked=True)
 
 
 def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
