@@ -230,6 +230,10 @@ class ScoringJobSerializer(serializers.Serializer):
     percent = serializers.FloatField()
     message = serializers.CharField(allow_blank=True)
     error = serializers.CharField(allow_blank=True)
+    config = serializers.DictField(help_text="The scorer configuration (model, masks, ...).")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
 
 
 class ReportQuerySerializer(serializers.Serializer):

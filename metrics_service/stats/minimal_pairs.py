@@ -147,7 +147,13 @@ def _significance(pairs: pd.DataFrame, scores: pd.DataFrame, ranking: dict[str, 
 
 
 def pair_statistics(
-    pairs: pd.DataFrame, scores: pd.DataFrame, metrics: Sequence[str], *, n_resamples: int = 5000, auc_references: str = "per_pair"
+    pairs: pd.DataFrame,
+    scores: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    n_resamples: int = 5000,
+    auc_references: str = "per_pair",
+    compare: Sequence[str] | None = None,
 ) -> dict | None:
     """Consistency and ROC AUC of each metric on minimal pairs, overall and per error type and kind.
 
@@ -155,7 +161,8 @@ def pair_statistics(
     indexed by summary id, one column per metric. Returns ``None`` without pairs, else
     ``{"metrics": {M: {"consistency", "roc_auc", "n_pairs", "n_missing", "by_error_type": {T: {...}},
     "by_kind": {"intrinsic"|"extrinsic": {...}}}}, "significance": {ROW: {"consistency": {...},
-    "roc_auc": {...}}}}`` where ROW is ``"all"``, a type or a kind.
+    "roc_auc": {...}}}, "pair_counts": {ROW: n}, "auc_references"}`` where ROW is ``"all"``, a type or a
+    kind. ``compare`` limits the best-vs-second significance to these metrics (default: all).
     """
     if auc_references not in AUC_REFERENCES:
         raise ValueError(f"unknown auc_references {auc_references!r}; expected one of {', '.join(AUC_REFERENCES)}")
@@ -182,7 +189,9 @@ def pair_statistics(
     significance = {}
     for row, stats_by_metric in per_row.items():
         significance[row] = {
-            stat: _significance(rows[row], scores, {m: s[stat] for m, s in stats_by_metric.items()}, stat, n_resamples)
+            stat: _significance(
+                rows[row], scores, {m: s[stat] for m, s in stats_by_metric.items() if compare is None or m in compare}, stat, n_resamples
+            )
             for stat in ("consistency", "roc_auc")
         }
     counts = {row: int(len(subset)) for row, subset in rows.items()}
