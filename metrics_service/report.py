@@ -391,7 +391,50 @@ def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallbac
     return report
 
 
+PROGRESS_SECONDS = 600  # a worker that died mid-report lets the next request start another after this
+
+
+def report_progress_key(campaign: Campaign, **options) -> str:
+    return f"{report_cache_key(campaign, **options)}:progress"
+
+
+def set_report_progress(campaign: Campaign, options: dict, **state) -> None:
+    cache.set(report_progress_key(campaign, **options), state, PROGRESS_SECONDS)
+
+
+def request_report(campaign: Campaign | str, **options) -> tuple[dict | None, dict]:
+    """The cached report, or ``(None, progress)`` after making sure a Celery task computes it.
+
+    Off the request path: the first request for a campaign state and options queues
+    ``metrics_service.tasks_report.compute_report``; later requests see its progress (``state``:
+    queued, running or failed; ``step`` of ``total`` and the section being computed) until the report is
+    in the cache. With eager Celery (no broker) the task runs inline and the report is returned at once.
+    """
+    from metrics_service.tasks_report import compute_report
+
+    campaign = resolve_campaign(campaign)
+    options = _checked_options(options)
+    report = cached_report(campaign, **options)
+    if report is not None:
+        return report, {"state": "done"}
+    key = report_progress_key(campaign, **options)
+    queued = {"state": "queued", "step": 0, "total": None, "section": None}
+    if cache.add(key, queued, PROGRESS_SECONDS):
+        try:
+            compute_report.delay(campaign.slug, **options)
+        except Exception:
+            cache.delete(key)
+            raise
+        report = cached_report(campaign, **options)
+        if report is not None:
+            return report, {"state": "done"}
+    progress = cache.get(key) or queued
+    if progress.get("state") == "failed":
+        cache.delete(key)  # the next request tries again
+    return None, progress
+
+
 __all__ = [
     "AnalysisData", "ReportError", "build_report", "cached_report", "get_or_compute_report", "load_analysis_data",
-    "normalize_options", "report_cache_key",
+    "normalize_options", "report_cache_key", "request_report",
 ]

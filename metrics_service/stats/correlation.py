@@ -46,6 +46,7 @@ from ._util import clean_float
 from .resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_counts, percentile_interval, weighted_pearson, weighted_ranks
 
 TOLERANCE = 1e-10
+RESIDUAL_DIGITS = 12
 SPEARMAN_DEFINITIONS = ("residuals", "ranks")
 EMPTY = {"pearson": None, "pearson_p": None, "spearman": None, "spearman_p": None}
 Z_95 = 1.959963984540054
@@ -162,7 +163,9 @@ def correlation(
         codes = group_codes(labels)
         controlled = int(codes.max()) if n else 0
         df = n - 2 - controlled
-        residuals = demean(np.column_stack([x, y]), codes)
+        # Rounded so that residuals equal in exact arithmetic (e.g. 1.0 - 0.8 and 0.8 - 0.6 in two groups) tie
+        # in the ranks, instead of float noise deciding their order.
+        residuals = demean(np.column_stack([x, y]), codes).round(RESIDUAL_DIGITS)
         residual_x, residual_y = residuals[:, 0], residuals[:, 1]
         if spearman == "residuals":
             rank_x, rank_y = stats.rankdata(residual_x), stats.rankdata(residual_y)
