@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
 from django.core.cache import cache
-
-from collections.abc import Callable
 
 from annotate.frank.typology import CODES, GROUPS
 from annotate.models import Campaign, Dataset, MetricSource

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from metrics_service.report import get_or_compute_report, normalize_options, resolve_campaign, set_report_progress
+from metrics_service.report import (
+    get_or_compute_report,
+    normalize_options,
+    resolve_campaign,
+    set_report_progress,
+)
 
 
 @shared_task(name="metrics_service.tasks_report.compute_report")

@@ -43,7 +43,14 @@ import pandas as pd
 from scipy import stats
 
 from ._util import clean_float
-from .resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_counts, percentile_interval, weighted_pearson, weighted_ranks
+from .resampling import (
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    bootstrap_counts,
+    percentile_interval,
+    weighted_pearson,
+    weighted_ranks,
+)
 
 TOLERANCE = 1e-10
 RESIDUAL_DIGITS = 12

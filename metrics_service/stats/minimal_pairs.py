@@ -27,7 +27,13 @@ from sklearn.metrics import roc_auc_score
 from annotate.bump.taxonomy import BY_CODE
 
 from ._util import clean_float
-from .resampling import DEFAULT_RESAMPLES, bootstrap_counts, percentile_interval, weighted_auc, wilson_interval
+from .resampling import (
+    DEFAULT_RESAMPLES,
+    bootstrap_counts,
+    percentile_interval,
+    weighted_auc,
+    wilson_interval,
+)
 
 AUC_REFERENCES = ("per_pair", "once")
 
@@ -194,5 +200,5 @@ def pair_statistics(
             )
             for stat in ("consistency", "roc_auc")
         }
-    counts = {row: int(len(subset)) for row, subset in rows.items()}
+    counts = {row: len(subset) for row, subset in rows.items()}
     return {"metrics": result_metrics, "significance": significance, "pair_counts": counts, "auc_references": auc_references}
