@@ -153,10 +153,10 @@ def _ablation(frame: pd.DataFrame, metrics: list[str], partial: bool) -> dict | 
     groups = frame["group"].tolist()
     out = {}
     for metric in metrics:
-        base = correlation(frame["Factuality"], frame[metric], groups, partial=partial)["pearson"]
+        base = correlation(frame["Factuality"], frame[metric], groups, partial=partial, with_spearman=False)["pearson"]
         entry: dict = {"base": base, "by_category": {}, "by_group": {}}
         for name in flips:
-            flipped = correlation(frame[f"Flip_{name}"], frame[metric], groups, partial=partial)["pearson"]
+            flipped = correlation(frame[f"Flip_{name}"], frame[metric], groups, partial=partial, with_spearman=False)["pearson"]
             drop = None if base is None or flipped is None else base - flipped
             entry["by_group" if name in GROUPS else "by_category"][name] = drop
         out[metric] = entry

@@ -129,6 +129,7 @@ def correlation(
     partial: bool = True,
     spearman: str = "residuals",
     intervals: bool = False,
+    with_spearman: bool = True,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict:
@@ -174,7 +175,9 @@ def correlation(
         # in the ranks, instead of float noise deciding their order.
         residuals = demean(np.column_stack([x, y]), codes).round(RESIDUAL_DIGITS)
         residual_x, residual_y = residuals[:, 0], residuals[:, 1]
-        if spearman == "residuals":
+        if not with_spearman:
+            rank_x = rank_y = np.zeros(n)
+        elif spearman == "residuals":
             rank_x, rank_y = stats.rankdata(residual_x), stats.rankdata(residual_y)
             if np.std(residual_x) < TOLERANCE or np.std(residual_y) < TOLERANCE:
                 rank_x = rank_y = np.zeros(n)
@@ -213,28 +216,41 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, fl
     return float(t), float(stats.t.sf(t, n - 3))
 
 
-def _complete(frame: pd.DataFrame, columns: list[str], group_col: str | None, partial: bool) -> np.ndarray | None:
-    rows = frame.dropna(subset=columns)
-    if len(rows) < 4:
+def _columns(frame: pd.DataFrame, columns: list[str], group_col: str | None, partial: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    values = frame[columns].to_numpy(dtype=float)
+    codes = group_codes(frame[group_col].tolist()) if partial and group_col is not None else None
+    return values, codes
+
+
+def _complete(values: np.ndarray, codes: np.ndarray | None, columns: list[int]) -> np.ndarray | None:
+    """The given columns on the rows where all are present, residualised on the groups when ``codes``."""
+    block = values[:, columns]
+    keep = np.isfinite(block).all(axis=1)
+    if keep.sum() < 4:
         return None
-    values = rows[columns].to_numpy(dtype=float)
-    if partial and group_col is not None:
-        values = demean(values, group_codes(rows[group_col].tolist()))
-    return values
+    block = block[keep]
+    if codes is not None:
+        sub = codes[keep]
+        _, sub = np.unique(sub, return_inverse=True)
+        block = demean(block, sub)
+    return block
 
 
 def metric_correlations(
     frame: pd.DataFrame, metrics: Sequence[str], *, group_col: str | None = "group", partial: bool = True
 ) -> dict[str, dict[str, float | None]]:
     """Pairwise Pearson correlations between metrics (partial on ``group_col`` when ``partial``)."""
+    metrics = list(metrics)
+    values, codes = _columns(frame, metrics, group_col, partial)
     out: dict[str, dict[str, float | None]] = {m: {} for m in metrics}
     for i, a in enumerate(metrics):
         out[a][a] = 1.0
-        for b in metrics[i + 1:]:
-            values = _complete(frame, [a, b], group_col, partial)
+        for j in range(i + 1, len(metrics)):
+            b = metrics[j]
+            block = _complete(values, codes, [i, j])
             r = None
-            if values is not None and values[:, 0].std() > 0 and values[:, 1].std() > 0:
-                r = clean_float(np.corrcoef(values[:, 0], values[:, 1])[0, 1])
+            if block is not None and block[:, 0].std() > TOLERANCE and block[:, 1].std() > TOLERANCE:
+                r = clean_float(np.corrcoef(block[:, 0], block[:, 1])[0, 1])
             out[a][b] = out[b][a] = r
     return out
 
@@ -247,17 +263,20 @@ def williams_matrix(
     Each pair uses the rows where the human score and both metrics are present; with ``partial`` the
     correlations are those of the confounder residuals.
     """
+    metrics = list(metrics)
+    values, codes = _columns(frame, [human, *metrics], group_col, partial)
     out: dict[str, dict[str, float | None]] = {m: {} for m in metrics}
     for i, a in enumerate(metrics):
-        for b in metrics[i + 1:]:
-            values = _complete(frame, [human, a, b], group_col, partial)
+        for j in range(i + 1, len(metrics)):
+            b = metrics[j]
+            block = _complete(values, codes, [0, i + 1, j + 1])
             p_ab = p_ba = None
-            if values is not None and np.all(values.std(axis=0) > 0):
-                corr = np.corrcoef(values, rowvar=False)
+            if block is not None and np.all(block.std(axis=0) > TOLERANCE):
+                corr = np.corrcoef(block, rowvar=False)
                 r12, r13, r23 = corr[0, 1], corr[0, 2], corr[1, 2]
                 if abs(r23) < 1:
-                    _, p_ab = williams_test(r12, r13, r23, len(values))
-                    _, p_ba = williams_test(r13, r12, r23, len(values))
+                    _, p_ab = williams_test(r12, r13, r23, len(block))
+                    _, p_ba = williams_test(r13, r12, r23, len(block))
             out[a][b] = clean_float(p_ab)
             out[b][a] = clean_float(p_ba)
     return out
