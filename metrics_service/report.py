@@ -112,6 +112,17 @@ def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFr
     return table[table["Factuality"].notna()]
 
 
+def human_and_metric(campaign: Campaign, metric: str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> pd.DataFrame:
+    """Per human-rated summary: system, ``Factuality`` and one metric column (the dashboard's scatter),
+    reading only that metric's scores."""
+    filters = make_filters(split, dataset, system)
+    human = _human_table(selectors.summaries_frame(campaign, filters), selectors.judgements_frame(campaign, filters))
+    scores, _ = selectors.scores_frame(campaign, metrics=[metric.split("[", 1)[0]])
+    if metric not in scores:
+        return human.assign(**{metric: float("nan")})
+    return human.join(scores[[metric]], how="left")
+
+
 def load_analysis_data(campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> AnalysisData:
     """Load the frames behind a report (raises ``ReportError`` on bad options)."""
     campaign = resolve_campaign(campaign)

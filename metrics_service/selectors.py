@@ -163,15 +163,16 @@ def metric_direction(metric: str, source: str) -> int:
     return -1 if metric.lower() in LOWER_IS_BETTER else 1
 
 
-def scores_frame(campaign: Campaign) -> tuple[pd.DataFrame, dict[str, dict]]:
+def scores_frame(campaign: Campaign, metrics: list[str] | None = None) -> tuple[pd.DataFrame, dict[str, dict]]:
     """Wide metric table of the campaign indexed by summary id (oriented so higher = more faithful) and info.
 
     A metric stored under several configurations gets one column per configuration, named
     ``metric[config_key]``. Info: ``{column: {"metric", "config_key", "source", "direction", "n"}}``.
     """
-    rows = list(
-        MetricScore.objects.filter(summary__document__campaign=campaign).values_list("summary_id", "metric", "config_key", "source", "value")
-    )
+    queryset = MetricScore.objects.filter(summary__document__campaign=campaign)
+    if metrics is not None:  # only these metric names (all their configurations)
+        queryset = queryset.filter(metric__in=metrics)
+    rows = list(queryset.values_list("summary_id", "metric", "config_key", "source", "value"))
     long = pd.DataFrame(rows, columns=["summary_id", "metric", "config_key", "source", "value"])
     if long.empty:
         return pd.DataFrame(), {}

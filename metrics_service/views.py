@@ -21,7 +21,7 @@ from metrics_service.report import (
     CACHE_SECONDS,
     ReportError,
     get_or_compute_report,
-    load_analysis_data,
+    human_and_metric,
     normalize_options,
     report_cache_key,
 )
@@ -46,8 +46,8 @@ def _scatter(campaign: Campaign, options: dict, metric: str | None) -> dict | No
     key = f"{report_cache_key(campaign, **options)}:scatter:{metric}"
     points = cache.get(key)
     if points is None:
-        data = load_analysis_data(campaign, split=options["split"], dataset=options["dataset"], system=options["system"])
-        points = plots.scatter_points(data.human.join(data.scores[[metric]], how="left"), metric) or {}
+        frame = human_and_metric(campaign, metric, split=options["split"], dataset=options["dataset"], system=options["system"])
+        points = plots.scatter_points(frame, metric) or {}
         cache.set(key, points, CACHE_SECONDS)
     return points or None
 
