@@ -24,7 +24,8 @@ Confidence intervals (95%):
   ``sqrt(1.06 / (n - 3 - q))`` for Spearman (Fieller, Hartley & Pearson 1957), ``q = k - 1``
   controlled dummies (0 for plain correlations);
 * **bootstrap**: percentile interval over resamples of the rows (the residual pairs of the full sample for
-  partial correlations), 1000 resamples with a fixed seed, computed as weighted statistics (no loop).
+  partial correlations; for Spearman the pairs of their full-sample ranks), 1000 resamples with a fixed
+  seed, computed as weighted statistics (no loop).
 
 Williams' test (Williams 1959; Steiger 1980, eq. 7) compares two *dependent* correlations sharing the
 human variable: ``r12 = corr(human, A)``, ``r13 = corr(human, B)``, ``r23 = corr(A, B)``::
@@ -49,7 +50,6 @@ from .resampling import (
     bootstrap_counts,
     percentile_interval,
     weighted_pearson,
-    weighted_ranks,
 )
 
 TOLERANCE = 1e-10
@@ -193,10 +193,11 @@ def correlation(
         if out["pearson"] is not None and n >= 10:
             counts = bootstrap_counts(n, n_resamples, seed)
             out["pearson_ci_bootstrap"] = _pair(percentile_interval(weighted_pearson(residual_x, residual_y, counts)))
-            if out["spearman"] is not None and not (is_partial and spearman == "ranks"):
-                spear = weighted_pearson(weighted_ranks(residual_x, counts), weighted_ranks(residual_y, counts), counts)
-                out["spearman_ci_bootstrap"] = _pair(percentile_interval(spear))
-            elif out["spearman"] is not None:
+            if out["spearman"] is not None:
+                # The rank pairs of the full sample are resampled (not re-ranked inside every resample):
+                # one matrix product, and asymptotically the same interval.
+                if not is_partial:
+                    rank_x, rank_y = stats.rankdata(x), stats.rankdata(y)
                 out["spearman_ci_bootstrap"] = _pair(percentile_interval(weighted_pearson(rank_x, rank_y, counts)))
     return out
 
