@@ -165,8 +165,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS.update(
 CELERY_TASK_ROUTES = {
     "metrics_service.tasks.score_chunk": {"queue": "cpu"},
     "metrics_service.tasks.requeue_stale_chunks": {"queue": "cpu"},
+    "metrics_service.tasks_report.compute_report": {"queue": "cpu"},  # the report API's 202 waits on it
 }
-# Seconds between automatic reloads of a running campaign's dashboard.
+# Seconds between a running campaign's dashboard checks for new data (it reloads only when there is some).
 FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD_REFRESH_SECONDS", "60")))
 # Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
 # and how long a chunk may stay "running" before requeue_stale_chunks sends it again.

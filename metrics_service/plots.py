@@ -1,127 +1,176 @@
-"""Server-side figures of the campaign dashboard: matplotlib (Agg) rendered to inline SVG strings.
+"""Dashboard figures as small JSON chart specifications drawn in the browser (``static/factlab/dashboard.js``),
+and the dashboard's tables as pre-formatted rows.
 
-Each function takes report sections (plain data) or per-summary frames and returns an ``<svg>`` string,
-or ``None`` when there is nothing to draw.
+A spec is plain data (a few kilobytes), no server-side plotting library and nothing from a CDN:
+
+* ``{"type": "bars", "title", "categories", "series": [{"name", "values"}], "y_label", "y_range"}``
+* ``{"type": "heatmap", "title", "rows", "columns", "values", "range", "digits", "scheme"}``
+* ``{"type": "scatter", "title", "x_label", "y_label", "series": [{"name", "x", "y"}]}``
+
+Series are told apart by a 30-colour palette plus marker shapes (scatter); metric-by-category views are
+heatmaps with labelled rows, which stay readable at 30 metrics.
 """
 from __future__ import annotations
 
-import io
-
-import matplotlib
-
-matplotlib.use("Agg")  # no display on servers; must precede pyplot
-
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
-plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
+MAX_SCATTER_POINTS = 3000
 
 
-def _svg(fig) -> str:
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", bbox_inches="tight")
-    plt.close(fig)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]  # drop the XML prolog so the SVG can be inlined
+def _p(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1e}"
 
 
-def error_bars(distribution: dict | None) -> str | None:
-    """Grouped bars: share of summaries with each error category, per system (FRANK Figure 2)."""
+def _f(value: float | None, digits: int = 3) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(interval) -> str:
+    return "" if not interval or interval[0] is None else f"[{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def error_bars(distribution: dict | None) -> dict | None:
+    """Share of summaries with each error category, per system (FRANK Figure 2)."""
     if not distribution:
         return None
     systems = list(distribution)
     categories = [k for k in distribution[systems[0]] if k != "n"]
-    fig, ax = plt.subplots(figsize=(max(6, 1.0 * len(systems) + 3), 3.2))
-    width = 0.8 / len(categories)
-    x = np.arange(len(systems))
-    colors = plt.get_cmap("tab10")
-    for i, category in enumerate(categories):
-        values = [distribution[s].get(category) or 0.0 for s in systems]
-        ax.bar(x + i * width - 0.4 + width / 2, values, width, label=category, color="0.3" if category == "incorrect" else colors(i % 10))
-    ax.set_xticks(x, systems, rotation=30, ha="right")
-    ax.set_ylabel("share of summaries")
-    ax.set_ylim(0, 1)
-    ax.legend(ncol=5, fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(0, 1.25))
-    return _svg(fig)
+    return {
+        "type": "bars", "title": "Share of summaries with an error, per system",
+        "categories": [f"{s} (n={distribution[s]['n']})" for s in systems],
+        "series": [{"name": c, "values": [distribution[s].get(c) for s in systems]} for c in categories],
+        "y_label": "share of summaries", "y_range": [0, 1],
+    }
 
 
-def _heatmap(matrix: np.ndarray, rows: list[str], columns: list[str], title: str, fmt: str, cmap: str, vmin=None, vmax=None) -> str:
-    fig, ax = plt.subplots(figsize=(max(4, 0.7 * len(columns) + 2), max(2.5, 0.35 * len(rows) + 1.2)))
-    shown = np.ma.masked_invalid(matrix.astype(float))
-    image = ax.imshow(shown, cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax)
-    ax.set_xticks(range(len(columns)), columns, rotation=35, ha="right")
-    ax.set_yticks(range(len(rows)), rows)
-    for (i, j), value in np.ndenumerate(matrix):
-        if np.isfinite(value):
-            ax.text(j, i, format(value, fmt), ha="center", va="center", fontsize=7)
-    ax.set_title(title)
-    fig.colorbar(image, ax=ax, fraction=0.04)
-    return _svg(fig)
-
-
-def confusion_heatmap(confusion: dict | None) -> str | None:
+def confusion_heatmap(confusion: dict | None) -> dict | None:
     """Majority category (rows) vs each annotator's categories (columns), FRANK Figure 6."""
     if not confusion:
         return None
-    matrix = np.asarray(confusion["matrix"], dtype=float)
-    return _heatmap(matrix, confusion["labels"], confusion["columns"], "majority vs annotator category", ".0f", "Blues")
+    return {
+        "type": "heatmap", "title": "Majority vs annotator category", "rows": confusion["labels"], "columns": confusion["columns"],
+        "values": confusion["matrix"], "range": [0, max(max(r) for r in confusion["matrix"]) or 1], "digits": 0, "scheme": "sequential",
+    }
 
 
-def metric_scatter(frame: pd.DataFrame, metric: str, human: str = "Factuality", max_points: int = 3000) -> str | None:
-    """Metric vs human factuality with one least-squares line per system (FRANK Figure 3)."""
+def ablation_heatmap(ablation: dict | None) -> dict | None:
+    """Drop of each metric's correlation when a category is flipped to "no error" (FRANK Figure 5)."""
+    if not ablation:
+        return None
+    metrics = list(ablation)
+    names = list(ablation[metrics[0]]["by_group"]) + list(ablation[metrics[0]]["by_category"])
+    values = [[{**ablation[m]["by_group"], **ablation[m]["by_category"]}.get(n) for n in names] for m in metrics]
+    bound = max((abs(v) for row in values for v in row if v is not None), default=0.1) or 0.1
+    return {
+        "type": "heatmap", "title": "Correlation drop when a category is flipped to no error", "rows": metrics,
+        "columns": [n.replace("_Errors", "").replace("_", " ") for n in names], "values": values,
+        "range": [-bound, bound], "digits": 3, "scheme": "diverging",
+    }
+
+
+def pairs_heatmap(meta: dict | None, counts: dict | None, statistic: str) -> dict | None:
+    """Metrics (rows) x error types with their pair counts (columns): consistency or ROC AUC (BUMP Tables 3-4)."""
+    if not meta:
+        return None
+    metrics = list(meta)
+    types = ["all", *sorted({t for m in metrics for t in meta[m]["by_error_type"]})]
+    values = []
+    for metric in metrics:
+        row = []
+        for error_type in types:
+            cell = meta[metric] if error_type == "all" else meta[metric]["by_error_type"].get(error_type)
+            row.append(cell.get(statistic) if cell else None)
+        values.append(row)
+    counts = counts or {}
+    return {
+        "type": "heatmap", "title": "Consistency" if statistic == "consistency" else "ROC AUC",
+        "rows": metrics, "columns": [f"{t.replace('_', ' ')} (n={counts.get(t, '?')})" for t in types],
+        "values": values, "range": [0, 1], "digits": 2, "scheme": "diverging",
+    }
+
+
+def williams_heatmap(williams: dict | None) -> dict | None:
+    """One-sided Williams p-values (row metric better than column metric); small = significant."""
+    if not williams:
+        return None
+    metrics = list(williams)
+    values = [[None if a == b else williams[a].get(b) for b in metrics] for a in metrics]
+    return {
+        "type": "heatmap", "title": "Williams test p-value: row correlates more with humans than column",
+        "rows": metrics, "columns": metrics, "values": values, "range": [0, 0.1], "digits": -1, "scheme": "pvalue",
+    }
+
+
+def scatter_points(frame: pd.DataFrame, metric: str, human: str = "Factuality") -> dict | None:
+    """Metric vs human factuality per system (FRANK Figure 3); at most 3000 points, a fixed sample."""
     if frame.empty or metric not in frame:
         return None
     data = frame[[human, metric, "system"]].dropna()
     if len(data) < 3:
         return None
-    if len(data) > max_points:
-        data = data.sample(max_points, random_state=0)
-    fig, ax = plt.subplots(figsize=(6.5, 3.8))
-    colors = plt.get_cmap("tab10")
-    for i, (system, group) in enumerate(data.groupby("system", sort=True)):
-        color = colors(i % 10)
-        ax.scatter(group[metric], group[human], s=6, alpha=0.35, color=color)
-        if group[metric].nunique() > 1:
-            slope, intercept = np.polyfit(group[metric], group[human], 1)
-            xs = np.linspace(group[metric].min(), group[metric].max(), 2)
-            ax.plot(xs, slope * xs + intercept, color=color, label=str(system), linewidth=1.6)
-    ax.set_xlabel(metric)
-    ax.set_ylabel("human factuality")
-    ax.legend(fontsize=7, frameon=False, loc="center left", bbox_to_anchor=(1.0, 0.5))
-    return _svg(fig)
+    if len(data) > MAX_SCATTER_POINTS:
+        data = data.sample(MAX_SCATTER_POINTS, random_state=0)
+    series = [
+        {"name": str(system), "x": [round(float(v), 4) for v in group[metric]], "y": [round(float(v), 3) for v in group[human]]}
+        for system, group in data.groupby("system", sort=True)
+    ]
+    return {"type": "scatter", "title": f"{metric} against human factuality", "x_label": metric, "y_label": "human factuality", "series": series}
 
 
-def ablation_bars(ablation: dict | None) -> str | None:
-    """Drop of the correlation with humans when one error category is flipped to "no error" (FRANK Figure 5)."""
-    if not ablation:
-        return None
-    metrics = list(ablation)
-    names = list(ablation[metrics[0]]["by_category"]) + list(ablation[metrics[0]]["by_group"])
-    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(names) + 2), 3.2))
-    width = 0.8 / len(metrics)
-    x = np.arange(len(names))
-    for i, metric in enumerate(metrics):
-        entry = {**ablation[metric]["by_category"], **ablation[metric]["by_group"]}
-        ax.bar(x + i * width - 0.4 + width / 2, [entry.get(n) or 0.0 for n in names], width, label=metric)
-    ax.axhline(0, color="0.4", linewidth=0.8)
-    ax.set_xticks(x, [n.replace("_Errors", "") for n in names], rotation=35, ha="right")
-    ax.set_ylabel("correlation drop")
-    ax.legend(fontsize=7, frameon=False, ncol=4)
-    return _svg(fig)
+def chart_specs(report: dict, scatter: dict | None, metric: str | None) -> dict:
+    """Every chart of the dashboard, ``None`` where there is nothing to draw."""
+    return {
+        "errors": error_bars(report["error_distribution"]),
+        "confusion": confusion_heatmap(report["confusion"]),
+        "scatter": scatter,
+        "williams": williams_heatmap(report.get("williams")),
+        "ablation": ablation_heatmap(report["ablation"]),
+        "consistency": pairs_heatmap(report["meta_evaluation"], report.get("meta_evaluation_counts"), "consistency"),
+        "roc_auc": pairs_heatmap(report["meta_evaluation"], report.get("meta_evaluation_counts"), "roc_auc"),
+    }
 
 
-def pairs_heatmap(meta: dict | None, statistic: str) -> str | None:
-    """Metrics (rows) x error types (columns) heatmap of ``consistency`` or ``roc_auc`` (BUMP Tables 4-5)."""
-    if not meta:
-        return None
-    metrics = list(meta)
-    types = ["all", *sorted({t for m in metrics for t in meta[m]["by_error_type"]})]
-    matrix = np.full((len(metrics), len(types)), np.nan)
-    for i, metric in enumerate(metrics):
-        for j, error_type in enumerate(types):
-            cell = meta[metric] if error_type == "all" else meta[metric]["by_error_type"].get(error_type)
-            if cell and cell.get(statistic) is not None:
-                matrix[i, j] = cell[statistic]
-    title = "consistency" if statistic == "consistency" else "ROC AUC"
-    return _heatmap(matrix, metrics, [t.replace("_", " ") for t in types], title, ".2f", "RdYlGn", 0.0, 1.0)
+def dashboard_tables(report: dict) -> dict:
+    """Pre-formatted table rows: correlations with intervals, balanced accuracy, pair significance, metrics."""
+    correlations = [
+        {"metric": m, "n": v["n"], "status": v.get("status", "complete"), "pearson": _f(v["pearson"]), "pearson_ci": _ci(v.get("pearson_ci")),
+         "pearson_ci_boot": _ci(v.get("pearson_ci_bootstrap")), "pearson_p": _p(v["pearson_p"]), "spearman": _f(v["spearman"]),
+         "spearman_ci": _ci(v.get("spearman_ci")), "spearman_p": _p(v["spearman_p"])}
+        for m, v in (report["correlations"] or {}).items()
+    ]
+    bacc = []
+    datasets = sorted({d for v in (report["balanced_accuracy"] or {}).values() for d in (v["per_dataset"] or {})})
+    for metric, entry in (report["balanced_accuracy"] or {}).items():
+        cells = []
+        for ds in datasets:
+            cell = (entry["per_dataset"] or {}).get(ds) or {}
+            cells.append(f"{_f(cell.get('balanced_accuracy'))} {_ci([cell.get('ci_low'), cell.get('ci_high')])}".strip())
+        single = (entry["single_threshold"] or {}).get("all") or {}
+        cells.append(f"{_f(single.get('balanced_accuracy'))} {_ci([single.get('ci_low'), single.get('ci_high')])}".strip())
+        bacc.append({"metric": metric, "cells": cells})
+    pairs = [
+        {"metric": m, "n": v["n_pairs"], "consistency": _f(v["consistency"]), "consistency_ci": _ci(v.get("consistency_ci")),
+         "roc_auc": _f(v["roc_auc"]), "roc_auc_ci": _ci(v.get("roc_auc_ci"))}
+        for m, v in (report["meta_evaluation"] or {}).items()
+    ]
+    significance = []
+    for row, tests in (report.get("meta_evaluation_significance") or {}).items():
+        for stat, test in (tests or {}).items():
+            if test:
+                significance.append({"row": row, "n": (report.get("meta_evaluation_counts") or {}).get(row), "statistic": stat,
+                                     "best": test["best"], "second": test["second"], "p": _p(test["p_value"]),
+                                     "significant": test["p_value"] is not None and test["p_value"] < 0.05})
+    metrics = []
+    for name, info in (report.get("metrics") or {}).items():
+        config = info.get("config") or {}
+        job = info.get("job") or {}
+        metrics.append({
+            "name": name, "source": info["source"], "status": info.get("status", "complete"),
+            "coverage": f"{info.get('n_human_rated', 0)}/{info.get('of_human_rated', 0)}"
+                        + (f", pairs {info['n_pair_members']}/{info['of_pair_members']}" if info.get("of_pair_members") else ""),
+            "config": ", ".join(f"{k}={v}" for k, v in sorted(config.items())) or "–",
+            "implementation": f"{info['implementation']} ({info.get('library')} {info.get('version') or '?'})" if info.get("implementation") else "imported",
+            "job": f"#{job['job_id']} {job['status']}, created {job['created_at'][:19]}, finished {(job['finished_at'] or '–')[:19]}" if job else "–",
+            "config_key": info["config_key"],
+        })
+    return {"correlations": correlations, "bacc_datasets": datasets, "bacc": bacc, "pairs": pairs, "significance": significance, "metrics": metrics}

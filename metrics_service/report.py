@@ -2,8 +2,10 @@
 
 Public API (used by the ``report`` management command, the Celery task, the dashboard and the REST API)::
 
-    build_report(campaign, *, split="all", dataset=None, system=None, partial=True) -> dict
+    build_report(campaign, *, split="all", dataset=None, system=None, partial=True, spearman="residuals",
+                 auc_references="per_pair", include_incomplete=False, progress=None) -> dict
     get_or_compute_report(campaign, **same_options) -> dict     # cached per campaign state
+    cached_report(campaign, **same_options) -> dict | None      # the cached report or None (no computing)
     load_analysis_data(campaign, ...) -> AnalysisData           # the per-summary frames behind the report
 
 ``campaign`` is a ``Campaign`` or its slug. The report is plain JSON data (no NaN). Statistics are defined
@@ -13,13 +15,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
 from django.core.cache import cache
 
 from annotate.frank.typology import CODES, GROUPS
-from annotate.models import Campaign, Dataset
+from annotate.models import Campaign, Dataset, MetricSource
 from metrics_service import selectors
 from metrics_service.selectors import Filters
 from metrics_service.stats import (
@@ -36,8 +39,27 @@ from metrics_service.stats import (
     williams_matrix,
 )
 from metrics_service.stats._util import jsonable
+from metrics_service.stats.correlation import SPEARMAN_DEFINITIONS
+from metrics_service.stats.minimal_pairs import AUC_REFERENCES
 
-REPORT_VERSION = 1
+# What the report says it computed (shown by the text report and the dashboard).
+DEFINITIONS = {
+    "partial": "residuals of OLS on one-hot system x dataset (= group demeaning), then Pearson (FRANK)",
+    "spearman": {
+        "residuals": "Spearman of the residuals of the raw values (FRANK's released evaluate.py)",
+        "ranks": "values ranked first, ranks residualised, then Pearson (rank-then-residualise)",
+    },
+    "auc_references": {
+        "per_pair": "each pair's reference is one positive, once per pair (BUMP)",
+        "once": "each distinct reference is one positive per row",
+    },
+    "balanced_accuracy": "threshold tuned on the validation split per dataset (AggreFact) and, beside it, one "
+                         "single threshold over all datasets; applied to the test split",
+    "intervals": "95%: Fisher z and percentile bootstrap (1000 resamples, seed 0) for correlations, Wilson for "
+                 "consistency, bootstrap of pairs for ROC AUC, bootstrap of test summaries for balanced accuracy",
+}
+ProgressCallback = Callable[[int, int, str], None]
+REPORT_VERSION = 2
 CACHE_SECONDS = 7 * 24 * 3600
 MIN_ROWS_FOR_METRIC = 3
 
@@ -85,9 +107,20 @@ def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFr
     imported = selectors.imported_human_scores(summaries[~judged])
     parts = [frame for frame in (collected, imported) if not frame.empty]
     scores = pd.concat(parts) if parts else pd.DataFrame(columns=["Factuality"])
-    meta = summaries.set_index("summary_id")[["system", "dataset", "split", "group"]]
-    table = meta.join(scores, how="inner")
+    meta = summaries.set_index("summary_id")[["system", "dataset", "split", "group", "sort_key"]]
+    table = meta.join(scores, how="inner").sort_values("sort_key", kind="stable")
     return table[table["Factuality"].notna()]
+
+
+def human_and_metric(campaign: Campaign, metric: str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> pd.DataFrame:
+    """Per human-rated summary: system, ``Factuality`` and one metric column (the dashboard's scatter),
+    reading only that metric's scores."""
+    filters = make_filters(split, dataset, system)
+    human = _human_table(selectors.summaries_frame(campaign, filters), selectors.judgements_frame(campaign, filters))
+    scores, _ = selectors.scores_frame(campaign, metrics=[metric.split("[", 1)[0]])
+    if metric not in scores:
+        return human.assign(**{metric: float("nan")})
+    return human.join(scores[[metric]], how="left")
 
 
 def load_analysis_data(campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> AnalysisData:
@@ -113,9 +146,14 @@ def _correlation_frame(data: AnalysisData) -> pd.DataFrame:
     return data.human.join(data.scores[data.metrics], how="left") if data.metrics else data.human
 
 
-def _correlations(frame: pd.DataFrame, metrics: list[str], partial: bool, human: str = "Factuality") -> dict:
+def _correlations(frame: pd.DataFrame, metrics: list[str], partial: bool, spearman: str, status: dict[str, dict]) -> dict:
     groups = frame["group"].tolist()
-    return {m: correlation(frame[human], frame[m], groups, partial=partial) for m in metrics}
+    out = {}
+    for m in metrics:
+        entry = correlation(frame["Factuality"], frame[m], groups, partial=partial, spearman=spearman, intervals=True)
+        entry["status"] = status.get(m, {}).get("status", "complete")
+        out[m] = entry
+    return out
 
 
 def _ablation(frame: pd.DataFrame, metrics: list[str], partial: bool) -> dict | None:
@@ -126,10 +164,10 @@ def _ablation(frame: pd.DataFrame, metrics: list[str], partial: bool) -> dict | 
     groups = frame["group"].tolist()
     out = {}
     for metric in metrics:
-        base = correlation(frame["Factuality"], frame[metric], groups, partial=partial)["pearson"]
+        base = correlation(frame["Factuality"], frame[metric], groups, partial=partial, with_spearman=False)["pearson"]
         entry: dict = {"base": base, "by_category": {}, "by_group": {}}
         for name in flips:
-            flipped = correlation(frame[f"Flip_{name}"], frame[metric], groups, partial=partial)["pearson"]
+            flipped = correlation(frame[f"Flip_{name}"], frame[metric], groups, partial=partial, with_spearman=False)["pearson"]
             drop = None if base is None or flipped is None else base - flipped
             entry["by_group" if name in GROUPS else "by_category"][name] = drop
         out[metric] = entry
@@ -162,6 +200,38 @@ def _agreement(data: AnalysisData) -> dict | None:
     }
 
 
+def _metric_status(data: AnalysisData, jobs: dict[str, dict]) -> dict[str, dict]:
+    """Per metric column: coverage of the human-rated summaries and of the pairs, its job, and a status.
+
+    ``status`` is ``"running"`` while its scoring job is pending or running, ``"partial"`` when it scores
+    fewer human-rated summaries (or pair members) than the campaign has, else ``"complete"``.
+    """
+    out = {}
+    human_ids = data.human.index
+    pair_ids = pd.unique(pd.concat([data.pairs["reference_id"], data.pairs["edited_id"]])) if not data.pairs.empty else []
+    for column, info in data.metric_info.items():
+        values = data.scores[column]
+        n_human = int(human_ids.to_series().map(values).notna().sum()) if len(human_ids) else 0
+        n_pair_members = int(pd.Series(pair_ids).map(values).notna().sum()) if len(pair_ids) else 0
+        job = jobs.get(info["config_key"]) if info["source"] == MetricSource.COMPUTED else None
+        scored_any = n_human > 0 or n_pair_members > 0
+        if job and job["status"] in ("pending", "running"):
+            status = "running"
+        elif (n_human and n_human < len(human_ids)) or (n_pair_members and n_pair_members < len(pair_ids)) or not scored_any:
+            status = "partial"
+        else:
+            status = "complete"
+        entry = {
+            **info, "status": status, "n_human_rated": n_human, "of_human_rated": len(human_ids),
+            "n_pair_members": n_pair_members, "of_pair_members": len(pair_ids), "job": job,
+        }
+        if info["source"] == MetricSource.COMPUTED:
+            entry.update(selectors.scorer_implementation(info["metric"]))
+            entry["config"] = job["config"] if job else None
+        out[column] = entry
+    return out
+
+
 def _balanced_accuracy(campaign: Campaign, data: AnalysisData, metrics: list[str]) -> dict | None:
     if not metrics:
         return None
@@ -175,39 +245,89 @@ def _balanced_accuracy(campaign: Campaign, data: AnalysisData, metrics: list[str
 
 
 def build_report(
-    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True
+    campaign: Campaign | str,
+    *,
+    split: str = "all",
+    dataset: str | None = None,
+    system: str | None = None,
+    partial: bool = True,
+    spearman: str = "residuals",
+    auc_references: str = "per_pair",
+    include_incomplete: bool = False,
+    progress: ProgressCallback | None = None,
 ) -> dict:
     """Compute the full analysis report of ``campaign`` (a ``Campaign`` or slug).
 
     Options: ``split`` ("all", "valid" or "test"; "all" includes documents without a split), ``dataset``
-    ("cnndm", "xsum", "other" or None for all), ``system`` (one system name or None) and ``partial``
-    (correlations partial on system x dataset, FRANK's default; False for plain correlations).
+    ("cnndm", "xsum", "other" or None for all), ``system`` (one system name or None), ``partial``
+    (correlations partial on system x dataset, FRANK's default; False for plain correlations),
+    ``spearman`` (partial Spearman definition: "residuals", FRANK's, or "ranks"), ``auc_references``
+    (BUMP per-type AUC: "per_pair", BUMP's, or "once") and ``include_incomplete`` (metrics whose job runs
+    or whose coverage is partial enter the comparisons too). ``progress(step, total, label)`` is called
+    before each section.
 
-    Returns a JSON-ready dict with the keys ``campaign, options, counts, agreement, human_factuality,
-    error_distribution, error_distribution_by_dataset, confusion, correlations, metric_correlations,
-    williams, ablation, meta_evaluation, meta_evaluation_significance, balanced_accuracy,
-    missing_scores, metrics``; a section without data is ``None``. Raises ``ReportError`` on bad options.
+    Returns a JSON-ready dict with the keys ``campaign, options, definitions, counts, agreement,
+    human_factuality, error_distribution, error_distribution_by_dataset, confusion, correlations,
+    metric_correlations, williams, ablation, meta_evaluation, meta_evaluation_significance,
+    meta_evaluation_counts, balanced_accuracy, missing_scores, metrics, excluded_metrics``; a section
+    without data is ``None``. Raises ``ReportError`` on bad options.
     """
+    if spearman not in SPEARMAN_DEFINITIONS:
+        raise ReportError(f"unknown spearman definition {spearman!r}; expected one of {', '.join(SPEARMAN_DEFINITIONS)}")
+    if auc_references not in AUC_REFERENCES:
+        raise ReportError(f"unknown auc_references {auc_references!r}; expected one of {', '.join(AUC_REFERENCES)}")
+    steps = ["loading data", "agreement", "correlations", "Williams tests", "ablation", "minimal pairs", "balanced accuracy"]
+
+    def step(label: str) -> None:
+        if progress is not None:
+            progress(steps.index(label), len(steps), label)
+
+    step("loading data")
     campaign = resolve_campaign(campaign)
     data = load_analysis_data(campaign, split=split, dataset=dataset, system=system)
+    status = _metric_status(data, selectors.scoring_jobs_by_config(campaign)) if data.metric_info else {}
     frame = _correlation_frame(data)
     metrics = data.metrics
+    # Comparisons (Williams, metric-metric, ablation, significance, detection) only take complete metrics.
+    compared = [m for m in metrics if include_incomplete or status.get(m, {}).get("status") == "complete"]
     human = data.human
-    correlations = _correlations(frame, metrics, partial) if metrics else None
+    step("agreement")
+    agreement = _agreement(data)
+    step("correlations")
+    correlations = _correlations(frame, metrics, partial, spearman, status) if metrics else None
+    step("Williams tests")
+    williams = williams_matrix(frame, "Factuality", compared, partial=partial) if len(compared) >= 2 else None
+    metric_corr = metric_correlations(frame, compared, partial=partial) if len(compared) >= 2 else None
+    step("ablation")
+    ablation = _ablation(frame, compared, partial)
+    step("minimal pairs")
     pair_metrics = [m for m in data.scores.columns if not data.pairs.empty and data.pairs["edited_id"].isin(data.scores[m].dropna().index).any()]
-    pairs = pair_statistics(data.pairs, data.scores, pair_metrics) if pair_metrics else None
+    pair_compared = [m for m in pair_metrics if include_incomplete or status.get(m, {}).get("status") == "complete"]
+    pairs = pair_statistics(data.pairs, data.scores, pair_metrics, auc_references=auc_references, compare=pair_compared) if pair_metrics else None
     by_dataset = None
     if not human.empty:
         by_dataset = {str(ds): error_distribution(sub) for ds, sub in human.groupby("dataset", sort=True)}
+    step("balanced accuracy")
+    excluded = sorted({*metrics, *pair_metrics} - {*compared, *pair_compared})
     report = {
         "campaign": campaign.slug,
         "kind": campaign.kind,
         "status": campaign.status,
         "report_version": REPORT_VERSION,
-        "options": {"split": split, "dataset": dataset, "system": system, "partial": partial},
+        "options": {
+            "split": split, "dataset": dataset, "system": system, "partial": partial, "spearman": spearman,
+            "auc_references": auc_references, "include_incomplete": include_incomplete,
+        },
+        "definitions": {
+            "partial": DEFINITIONS["partial"] if partial else "plain correlations (no confounder)",
+            "spearman": DEFINITIONS["spearman"][spearman] if partial else "scipy Spearman of the raw values",
+            "auc_references": DEFINITIONS["auc_references"][auc_references],
+            "balanced_accuracy": DEFINITIONS["balanced_accuracy"],
+            "intervals": DEFINITIONS["intervals"],
+        },
         "counts": selectors.campaign_counts(campaign),
         "n_human_rated": len(human),
-        "agreement": _agreement(data),
+        "agreement": agreement,
         "human_factuality": (
             {str(s): float(v) for s, v in human.groupby("system")["Factuality"].mean().items()} if not human.empty else None
         ),
@@ -215,14 +335,16 @@ def build_report(
         "error_distribution_by_dataset": by_dataset,
         "confusion": category_confusion(data.judgements) if not data.judgements.empty else None,
         "correlations": correlations,
-        "metric_correlations": metric_correlations(frame, metrics, partial=partial) if len(metrics) >= 2 else None,
-        "williams": williams_matrix(frame, "Factuality", metrics, partial=partial) if len(metrics) >= 2 else None,
-        "ablation": _ablation(frame, metrics, partial),
+        "metric_correlations": metric_corr,
+        "williams": williams,
+        "ablation": ablation,
         "meta_evaluation": pairs["metrics"] if pairs else None,
         "meta_evaluation_significance": pairs["significance"] if pairs else None,
-        "balanced_accuracy": _balanced_accuracy(campaign, data, metrics),
+        "meta_evaluation_counts": pairs["pair_counts"] if pairs else None,
+        "balanced_accuracy": _balanced_accuracy(campaign, data, compared),
         "missing_scores": _missing_scores(data) if not data.scores.empty else None,
-        "metrics": data.metric_info or None,
+        "metrics": status or None,
+        "excluded_metrics": {m: status[m]["status"] for m in excluded if m in status} or None,
     }
     return jsonable(report)
 
@@ -235,27 +357,94 @@ def report_cache_key(campaign: Campaign, **options) -> str:
     return f"factlab:report:{campaign.pk}:{hashlib.sha1(payload.encode()).hexdigest()}"
 
 
-def normalize_options(split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True) -> dict:
+def normalize_options(
+    split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True,
+    spearman: str = "residuals", auc_references: str = "per_pair", include_incomplete: bool = False,
+) -> dict:
+    """Validated report options with defaults filled in (raises ``ReportError``)."""
     make_filters(split, dataset, system)
-    return {"split": split, "dataset": dataset or None, "system": system or None, "partial": bool(partial)}
+    if spearman not in SPEARMAN_DEFINITIONS:
+        raise ReportError(f"unknown spearman definition {spearman!r}; expected one of {', '.join(SPEARMAN_DEFINITIONS)}")
+    if auc_references not in AUC_REFERENCES:
+        raise ReportError(f"unknown auc_references {auc_references!r}; expected one of {', '.join(AUC_REFERENCES)}")
+    return {
+        "split": split, "dataset": dataset or None, "system": system or None, "partial": bool(partial),
+        "spearman": spearman, "auc_references": auc_references, "include_incomplete": bool(include_incomplete),
+    }
 
 
-def get_or_compute_report(campaign: Campaign | str, **options) -> dict:
+def _checked_options(options: dict) -> dict:
+    try:
+        return normalize_options(**options)
+    except TypeError as exc:
+        raise ReportError(f"bad report option: {exc}") from exc
+
+
+def cached_report(campaign: Campaign | str, **options) -> dict | None:
+    """The cached report for the campaign's current state and these options, or ``None`` (never computes)."""
+    campaign = resolve_campaign(campaign)
+    return cache.get(report_cache_key(campaign, **_checked_options(options)))
+
+
+def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallback | None = None, **options) -> dict:
     """``build_report`` through Django's cache; a new judgement, score, edit review or label invalidates it.
 
     Accepts the same keyword options as :func:`build_report`.
     """
     campaign = resolve_campaign(campaign)
-    try:
-        options = normalize_options(**options)
-    except TypeError as exc:
-        raise ReportError(f"bad report option: {exc}") from exc
+    options = _checked_options(options)
     key = report_cache_key(campaign, **options)
     report = cache.get(key)
     if report is None:
-        report = build_report(campaign, **options)
+        report = build_report(campaign, progress=progress, **options)
         cache.set(key, report, CACHE_SECONDS)
     return report
 
 
-__all__ = ["AnalysisData", "ReportError", "build_report", "get_or_compute_report", "load_analysis_data", "report_cache_key"]
+PROGRESS_SECONDS = 600  # a worker that died mid-report lets the next request start another after this
+
+
+def report_progress_key(campaign: Campaign, **options) -> str:
+    return f"{report_cache_key(campaign, **options)}:progress"
+
+
+def set_report_progress(campaign: Campaign, options: dict, **state) -> None:
+    cache.set(report_progress_key(campaign, **options), state, PROGRESS_SECONDS)
+
+
+def request_report(campaign: Campaign | str, **options) -> tuple[dict | None, dict]:
+    """The cached report, or ``(None, progress)`` after making sure a Celery task computes it.
+
+    Off the request path: the first request for a campaign state and options queues
+    ``metrics_service.tasks_report.compute_report``; later requests see its progress (``state``:
+    queued, running or failed; ``step`` of ``total`` and the section being computed) until the report is
+    in the cache. With eager Celery (no broker) the task runs inline and the report is returned at once.
+    """
+    from metrics_service.tasks_report import compute_report
+
+    campaign = resolve_campaign(campaign)
+    options = _checked_options(options)
+    report = cached_report(campaign, **options)
+    if report is not None:
+        return report, {"state": "done"}
+    key = report_progress_key(campaign, **options)
+    queued = {"state": "queued", "step": 0, "total": None, "section": None}
+    if cache.add(key, queued, PROGRESS_SECONDS):
+        try:
+            compute_report.delay(campaign.slug, **options)
+        except Exception:
+            cache.delete(key)
+            raise
+        report = cached_report(campaign, **options)
+        if report is not None:
+            return report, {"state": "done"}
+    progress = cache.get(key) or queued
+    if progress.get("state") == "failed":
+        cache.delete(key)  # the next request tries again
+    return None, progress
+
+
+__all__ = [
+    "AnalysisData", "ReportError", "build_report", "cached_report", "get_or_compute_report", "load_analysis_data",
+    "normalize_options", "report_cache_key", "request_report",
+]

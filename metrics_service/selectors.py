@@ -88,15 +88,24 @@ def state_fingerprint(campaign: Campaign) -> tuple:
 
 
 def summaries_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
-    """Non-reference, non-edited summaries: ``summary_id, document_id, system, dataset, split, group, human_scores``."""
+    """Non-reference, non-edited summaries: ``summary_id, document_id, system, dataset, split, group, human_scores,
+    sort_key``, ordered by ``sort_key`` (document external id, system, summary external id).
+
+    The order comes from the data, not from database ids, so bootstrap intervals are the same for the same
+    data in any campaign and any import order.
+    """
     rows = (
         Summary.objects.filter(document__campaign=campaign, is_reference=False, edited_from__isnull=True)
         .filter(filters.summary_q())
-        .values_list("id", "document_id", "system", "document__dataset", "document__split", "human_scores")
+        .values_list("id", "document_id", "system", "document__dataset", "document__split", "human_scores",
+                     "document__external_id", "external_id")
     )
-    frame = pd.DataFrame(list(rows), columns=["summary_id", "document_id", "system", "dataset", "split", "human_scores"])
+    frame = pd.DataFrame(
+        list(rows), columns=["summary_id", "document_id", "system", "dataset", "split", "human_scores", "document_key", "external_id"]
+    )
     frame["group"] = frame["system"].astype(str) + "|" + frame["dataset"].astype(str)
-    return frame
+    frame["sort_key"] = frame["document_key"].astype(str) + "\x1f" + frame["system"].astype(str) + "\x1f" + frame["external_id"].astype(str)
+    return frame.sort_values("sort_key", kind="stable").reset_index(drop=True)
 
 
 def judgements_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
@@ -154,15 +163,16 @@ def metric_direction(metric: str, source: str) -> int:
     return -1 if metric.lower() in LOWER_IS_BETTER else 1
 
 
-def scores_frame(campaign: Campaign) -> tuple[pd.DataFrame, dict[str, dict]]:
+def scores_frame(campaign: Campaign, metrics: list[str] | None = None) -> tuple[pd.DataFrame, dict[str, dict]]:
     """Wide metric table of the campaign indexed by summary id (oriented so higher = more faithful) and info.
 
     A metric stored under several configurations gets one column per configuration, named
     ``metric[config_key]``. Info: ``{column: {"metric", "config_key", "source", "direction", "n"}}``.
     """
-    rows = list(
-        MetricScore.objects.filter(summary__document__campaign=campaign).values_list("summary_id", "metric", "config_key", "source", "value")
-    )
+    queryset = MetricScore.objects.filter(summary__document__campaign=campaign)
+    if metrics is not None:  # only these metric names (all their configurations)
+        queryset = queryset.filter(metric__in=metrics)
+    rows = list(queryset.values_list("summary_id", "metric", "config_key", "source", "value"))
     long = pd.DataFrame(rows, columns=["summary_id", "metric", "config_key", "source", "value"])
     if long.empty:
         return pd.DataFrame(), {}
@@ -196,7 +206,52 @@ def pairs_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
         q &= Q(document__split=filters.split)
     eligible = Q(edit_record__isnull=True) | Q(edit_record__review_status__in=PAIR_STATUSES)
     rows = Summary.objects.filter(q).filter(eligible).values_list(
-        "edited_from_id", "id", "edit_record__corrected_error_type", "corrected_error_type", "requested_error_type"
+        "edited_from_id", "id", "edit_record__corrected_error_type", "corrected_error_type", "requested_error_type",
+        "document__external_id", "external_id", "text",
     )
-    records = [(ref, edit, review or corrected or requested or "") for ref, edit, review, corrected, requested in rows]
-    return pd.DataFrame(records, columns=["reference_id", "edited_id", "error_type"])
+    # Stable order from the data (document, record id, text), so resampling does not depend on row ids.
+    records = sorted(
+        ((str(doc), str(ext), text, ref, edit, review or corrected or requested or "")
+         for ref, edit, review, corrected, requested, doc, ext, text in rows),
+        key=lambda r: r[:3],
+    )
+    return pd.DataFrame([r[3:] for r in records], columns=["reference_id", "edited_id", "error_type"])
+
+
+# Library whose code computes each built-in scorer's values (its installed version is reported).
+SCORER_LIBRARIES = {
+    "rouge": "rouge-score", "bleu": "sacrebleu", "meteor": "nltk", "bertscore": "bert-score",
+    "coco": "transformers", "bartscore": "transformers", "summac_zs": "transformers", "factcc": "transformers",
+}
+
+
+def scorer_implementation(metric: str) -> dict[str, str | None]:
+    """``{"scorer", "implementation", "library", "version"}`` of a computed metric output name."""
+    from importlib import metadata
+
+    from metrics_service.scorers import REGISTRY
+
+    for name in sorted(REGISTRY, key=len, reverse=True):
+        if metric.lower().startswith(name):
+            library = SCORER_LIBRARIES.get(name)
+            try:
+                version = metadata.version(library) if library else None
+            except metadata.PackageNotFoundError:
+                version = None
+            return {"scorer": name, "implementation": REGISTRY[name], "library": library, "version": version}
+    return {"scorer": None, "implementation": None, "library": None, "version": None}
+
+
+def scoring_jobs_by_config(campaign: Campaign) -> dict[str, dict]:
+    """The latest scoring job of each configuration key of the campaign, as plain data (config, status, times)."""
+    from metrics_service.models import ScoringJob
+
+    out: dict[str, dict] = {}
+    jobs = ScoringJob.objects.filter(campaign=campaign).order_by("created_at", "id")
+    for job in jobs.values("id", "metric", "config", "config_key", "status", "done", "total", "created_at", "started_at", "finished_at"):
+        out[job["config_key"]] = {
+            "job_id": job["id"], "scorer": job["metric"], "config": job["config"], "status": job["status"],
+            "done": job["done"], "total": job["total"],
+            **{k: job[k].isoformat() if job[k] else None for k in ("created_at", "started_at", "finished_at")},
+        }
+    return out

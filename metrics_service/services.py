@@ -422,10 +422,12 @@ def refresh_job(job: ScoringJob) -> ScoringJob:
 
 
 def job_progress(job: ScoringJob) -> dict[str, Any]:
-    """The job's progress as plain data: id, metric, status, done, total, failed, skipped, percent, message."""
+    """The job's progress as plain data: id, metric, configuration, status, counts, percent, message and
+    its created / started / finished times (ISO 8601, ``None`` until reached)."""
     return {
         "id": job.pk,
         "metric": job.metric,
+        "config": job.config,
         "config_key": job.config_key,
         "status": job.status,
         "done": job.done,
@@ -435,6 +437,9 @@ def job_progress(job: ScoringJob) -> dict[str, Any]:
         "percent": round(100.0 * job.done / job.total, 1) if job.total else 100.0,
         "message": job.message,
         "error": job.error,
+        "created_at": job.created_at.isoformat() if job.created_at else None,
+        "started_at": job.started_at.isoformat() if job.started_at else None,
+        "finished_at": job.finished_at.isoformat() if job.finished_at else None,
     }
 
 

@@ -1,11 +1,17 @@
-"""Campaign dashboard: figures of the analysis report (staff and researchers granted the campaign)."""
+"""Campaign dashboard: the analysis report as tables and small client-rendered charts.
+
+The page embeds plain JSON (``json_script``) that ``static/factlab/dashboard.js`` draws as SVG in the
+browser: no server-side plotting, no CDN, a few kilobytes instead of inline SVG. While the campaign runs,
+the page asks ``?fingerprint=1`` (the report's cache key, a handful of aggregate queries) every
+``FACTLAB_DASHBOARD_REFRESH_SECONDS`` and reloads only when the data changed.
+"""
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import get_object_or_404, render
 
 from annotate.models import Campaign, CampaignStatus, Dataset
@@ -15,7 +21,7 @@ from metrics_service.report import (
     CACHE_SECONDS,
     ReportError,
     get_or_compute_report,
-    load_analysis_data,
+    human_and_metric,
     normalize_options,
     report_cache_key,
 )
@@ -27,28 +33,23 @@ def _options(request: HttpRequest) -> dict:
         split=request.GET.get("split") or "all",
         dataset=request.GET.get("dataset") or None,
         partial=request.GET.get("partial", "1") not in ("0", "false", "no"),
+        spearman=request.GET.get("spearman") or "residuals",
+        auc_references=request.GET.get("auc_references") or "per_pair",
+        include_incomplete=request.GET.get("include_incomplete", "0") in ("1", "true", "yes"),
     )
 
 
-def _figures(campaign: Campaign, report: dict, options: dict, metric: str | None) -> dict:
-    """Render (or fetch from the cache) the dashboard's SVG figures for one report state."""
-    key = f"{report_cache_key(campaign, **options)}:figures:{metric}"
-    figures = cache.get(key)
-    if figures is None:
-        scatter = None
-        if metric:
-            data = load_analysis_data(campaign, split=options["split"], dataset=options["dataset"])
-            scatter = plots.metric_scatter(data.human.join(data.scores[[metric]], how="left"), metric)
-        figures = {
-            "errors": plots.error_bars(report["error_distribution"]),
-            "confusion": plots.confusion_heatmap(report["confusion"]),
-            "scatter": scatter,
-            "ablation": plots.ablation_bars(report["ablation"]),
-            "consistency": plots.pairs_heatmap(report["meta_evaluation"], "consistency"),
-            "roc_auc": plots.pairs_heatmap(report["meta_evaluation"], "roc_auc"),
-        }
-        cache.set(key, figures, CACHE_SECONDS)
-    return figures
+def _scatter(campaign: Campaign, options: dict, metric: str | None) -> dict | None:
+    """Points of the metric-vs-human scatter (cached per report state and metric)."""
+    if not metric:
+        return None
+    key = f"{report_cache_key(campaign, **options)}:scatter:{metric}"
+    points = cache.get(key)
+    if points is None:
+        frame = human_and_metric(campaign, metric, split=options["split"], dataset=options["dataset"], system=options["system"])
+        points = plots.scatter_points(frame, metric) or {}
+        cache.set(key, points, CACHE_SECONDS)
+    return points or None
 
 
 @login_required
@@ -58,14 +59,17 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         raise PermissionDenied("You may not read this campaign.")
     try:
         options = _options(request)
-        report = get_or_compute_report(campaign, **options)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
+    fingerprint = report_cache_key(campaign, **options)
+    if request.GET.get("fingerprint"):
+        return JsonResponse({"fingerprint": fingerprint})
+    report = get_or_compute_report(campaign, **options)
     correlations = report["correlations"] or {}
     metric = request.GET.get("metric")
     if metric not in correlations:
-        # Default scatter: the metric that tracks humans best.
-        ranked = sorted(((v["pearson"] or -2, m) for m, v in correlations.items()), reverse=True)
+        # Default scatter: the complete metric that tracks humans best.
+        ranked = sorted(((v["pearson"] or -2, m) for m, v in correlations.items() if v.get("status") == "complete"), reverse=True)
         metric = ranked[0][1] if ranked else None
     context = {
         "campaign": campaign,
@@ -73,7 +77,9 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         "options": options,
         "metric": metric,
         "metrics": sorted(correlations),
-        "figures": _figures(campaign, report, options, metric),
+        "charts": plots.chart_specs(report, _scatter(campaign, options, metric), metric),
+        "tables": plots.dashboard_tables(report),
+        "fingerprint": fingerprint,
         "live": campaign.status == CampaignStatus.RUNNING,
         "refresh_seconds": settings.FACTLAB_DASHBOARD_REFRESH_SECONDS,
         "splits": SPLITS,

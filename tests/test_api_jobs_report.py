@@ -55,3 +55,33 @@ def test_report_with_options(campaign, researcher_client):
     assert researcher_client.get(f"{C}/report/?dataset=cnndm").json()["options"]["dataset"] == "cnndm"
     bad = researcher_client.get(f"{C}/report/?split=train")
     assert bad.status_code == 400 and "split" in bad.json()
+
+
+def test_report_is_computed_off_the_request_path(campaign, researcher_client, monkeypatch):
+    from django.core.cache import cache
+
+    import metrics_service.tasks_report as tasks_module
+    from factlab.celery import app
+
+    cache.clear()
+    app.conf.task_always_eager = False  # a real broker and no worker yet: the task waits in the queue
+    first = researcher_client.get(f"{C}/report/?spearman=ranks")
+    assert first.status_code == 202 and first["Retry-After"] == "2"
+    assert first.json()["status"] == "queued"
+    again = researcher_client.get(f"{C}/report/?spearman=ranks")
+    assert again.status_code == 202 and again.json()["status"] == "queued"  # not queued twice
+    # What the worker runs: its progress is visible to pollers meanwhile, then the cached report is served.
+    seen = []
+    original = tasks_module.set_report_progress
+
+    def spy(campaign_obj, options, **state):
+        original(campaign_obj, options, **state)
+        seen.append(researcher_client.get(f"{C}/report/?spearman=ranks").json())
+
+    monkeypatch.setattr(tasks_module, "set_report_progress", spy)
+    tasks_module.compute_report("frank-api", spearman="ranks")
+    assert [s["progress"]["section"] for s in seen][:2] == ["loading data", "agreement"]
+    assert all(s["status"] == "running" and s["progress"]["total"] == 7 for s in seen)
+    done = researcher_client.get(f"{C}/report/?spearman=ranks")
+    assert done.status_code == 200 and done.json()["options"]["spearman"] == "ranks"
+    assert researcher_client.get(f"{C}/report/?auc_references=sometimes").status_code == 400

@@ -1,4 +1,4 @@
-"""The campaign dashboard: SVG figures for staff and granted researchers, refused to everyone else."""
+"""The campaign dashboard: tables and client-rendered chart specs for staff and granted researchers, refused to others."""
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
@@ -31,11 +31,18 @@ def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
     response = client.get(url)
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.count("<svg") >= 3  # error bars, scatter, ablation
+    assert "<svg" not in html and len(html) < 200_000  # small JSON specs drawn by the browser, no inline SVG
+    charts = response.context["charts"]
+    assert charts["errors"]["type"] == "bars" and charts["scatter"]["type"] == "scatter"
+    assert charts["williams"]["rows"] == charts["williams"]["columns"] and "rouge1" in charts["williams"]["rows"]
+    assert charts["ablation"]["type"] == "heatmap" and 'id="dashboard-charts"' in html
     assert "rouge1" in html and "2246 summaries" in html
+    assert 'id="balanced-accuracy"' in html and "single threshold" in html and "Spearman of the residuals" in html
+    assert response.context["tables"]["correlations"][0]["pearson_ci"].startswith("[")
+    assert client.get(url, {"fingerprint": "1"}).json()["fingerprint"] == response.context["fingerprint"]
 
     client.force_login(users.create_user("staff", is_staff=True))
     response = client.get(url, {"split": "test", "dataset": "xsum", "metric": "bleu", "partial": "0"})
-    assert response.status_code == 200 and "<svg" in response.content.decode()
+    assert response.status_code == 200 and response.context["charts"]["scatter"]["x_label"] == "bleu"
     assert response.context["metric"] == "bleu" and response.context["report"]["options"]["partial"] is False
     assert client.get(url, {"split": "train"}).status_code == 400

@@ -55,8 +55,9 @@ def test_bump_report_has_minimal_pair_sections_only(samples_dir):
     text = StringIO()
     call_command("report", "--campaign", "bump", stdout=text)
     printed = text.getvalue()
-    assert "Minimal pairs by error type" in printed
-    assert next(line for line in printed.splitlines() if line.startswith("intrinsic_entity"))
+    assert "ROC AUC by error type" in printed and max(len(line) for line in printed.splitlines()) <= 100
+    assert next(line for line in printed.splitlines() if line.startswith("intrinsic_entity (n=3)"))
+    assert "each pair's reference is one positive" in printed
     assert "No data for: agreement, correlations" in printed
 
 
@@ -138,3 +139,84 @@ def test_cache_is_invalidated_by_new_data_and_task_returns_report():
         get_or_compute_report(campaign, split="train")
     with pytest.raises(CommandError, match="no campaign"):
         call_command("report", "--campaign", "missing", "--json", stdout=StringIO())
+
+
+def bump_tables_from_files(paths) -> dict:
+    """BUMP Tables 3-4 from the sample files, written independently of the platform: per error type,
+    consistency = share of pairs whose reference outscores its edit, ROC AUC with each pair's reference as a
+    positive (scikit-learn)."""
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    from annotate.bump.taxonomy import normalize
+
+    pairs = [r for path in paths for r in json.loads(path.read_text())]
+    metrics = sorted({k.rsplit("_", 1)[0] for r in pairs for k in r["scores"]})
+    out: dict = {}
+    for metric in metrics:
+        rows: dict[str, list] = {"all": []}
+        for r in pairs:
+            code = normalize(r.get("corrected_error_type") or r["error_type"])
+            item = (r["scores"][f"{metric}_reference"], r["scores"][f"{metric}_edited"])
+            rows["all"].append(item)
+            rows.setdefault(code, []).append(item)
+        out[metric] = {}
+        for row, items in rows.items():
+            ref, edit = np.array(items).T
+            auc = roc_auc_score(np.r_[np.ones(len(ref)), np.zeros(len(edit))], np.r_[ref, edit])
+            out[metric][row] = ((ref > edit).mean(), auc, len(items))
+    return out
+
+
+def test_bump_tables_3_and_4_reproduced_from_the_samples_whatever_the_import_order(samples_dir):
+    files = [samples_dir / "bump_task1_sample.json", samples_dir / "bump_task2_sample.json"]
+    import_dataset("bump", files, campaign_slug="bump-a")
+    import_dataset("bump", files[::-1], campaign_slug="bump-b")  # other ids, other row order
+    report = build_report("bump-a")
+    expected = bump_tables_from_files(files)
+    meta = report["meta_evaluation"]
+    assert set(meta) == set(expected)
+    for metric, rows in expected.items():
+        for row, (consistency, auc, n) in rows.items():
+            entry = meta[metric] if row == "all" else meta[metric]["by_error_type"][row]
+            assert entry["n_pairs"] == n and report["meta_evaluation_counts"][row] == n
+            assert entry["consistency"] == pytest.approx(consistency), (metric, row)
+            assert entry["roc_auc"] == pytest.approx(auc), (metric, row)
+            if n >= 5:
+                low, high = entry["roc_auc_ci"]
+                assert low <= entry["roc_auc"] <= high
+            low, high = entry["consistency_ci"]
+            assert low <= entry["consistency"] <= high
+    # Task 1's two intrinsic-entity pairs share a reference: the option keeping it once gives another AUC.
+    once = build_report("bump-a", auc_references="once")
+    changed = [m for m in meta if once["meta_evaluation"][m]["by_error_type"]["intrinsic_entity"]["roc_auc"]
+               != meta[m]["by_error_type"]["intrinsic_entity"]["roc_auc"]]
+    assert changed and once["options"]["auc_references"] == "once"
+    # Identical data, different campaign ids and import order: identical statistics, intervals and p-values.
+    other = build_report("bump-b")
+    assert other["meta_evaluation"] == meta
+    assert other["meta_evaluation_significance"] == report["meta_evaluation_significance"]
+
+
+def test_running_job_metric_is_flagged_and_left_out_of_comparisons():
+    from metrics_service.models import JobStatus, ScoringJob
+
+    campaign = make_collected_campaign()
+    summaries = list(Summary.objects.filter(document__campaign=campaign, system__in=["good", "bad"]).order_by("id"))
+    for i, summary in enumerate(summaries):
+        MetricScore.objects.create(summary=summary, metric="rouge1", config_key="cfg-1", value=i / 10, source="computed")
+    for i, summary in enumerate(summaries[:3]):  # a job still running: half of the summaries scored
+        MetricScore.objects.create(summary=summary, metric="bleu", config_key="cfg-2", value=i / 10, source="computed")
+    ScoringJob.objects.create(campaign=campaign, metric="bleu", config={"tokenize": "13a"}, config_key="cfg-2",
+                              status=JobStatus.RUNNING, total=6, done=3)
+    ScoringJob.objects.create(campaign=campaign, metric="rouge", config={"stemmer": True}, config_key="cfg-1",
+                              status=JobStatus.DONE, total=6, done=6)
+    report = build_report(campaign)
+    assert report["correlations"]["bleu"]["status"] == "running" and report["correlations"]["bleu"]["n"] == 3
+    assert report["metrics"]["bleu"]["job"]["status"] == "running" and report["metrics"]["bleu"]["n_human_rated"] == 3
+    assert report["metrics"]["rouge1"]["config"] == {"stemmer": True}
+    assert report["metrics"]["rouge1"]["job"]["created_at"] and report["metrics"]["rouge1"]["status"] == "complete"
+    assert report["excluded_metrics"] == {"bleu": "running"}
+    assert "bleu" not in report["williams"] and set(report["williams"]) == {"ext", "rouge1"}
+    asked = build_report(campaign, include_incomplete=True)
+    assert "bleu" in asked["williams"] and asked["excluded_metrics"] is None

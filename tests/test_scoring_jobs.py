@@ -257,8 +257,9 @@ def undispatched(monkeypatch):
 def test_progress_is_derived_from_chunks_and_not_doubled_by_redelivery(campaign, undispatched):
     job = submit_scoring_job(metric="test_words", campaign=campaign, chunk_size=4)
     assert job_progress(job) | {} == {
-        "id": job.pk, "metric": "test_words", "config_key": job.config_key, "status": "pending",
+        "id": job.pk, "metric": "test_words", "config": job.config, "config_key": job.config_key, "status": "pending",
         "done": 0, "total": 6, "failed": 0, "skipped": 0, "percent": 0.0, "message": "0/6 summaries scored", "error": "",
+        "created_at": job.created_at.isoformat(), "started_at": None, "finished_at": None,
     }
     first, second = job.chunks.order_by("index")
     assert undispatched == [(job.pk, [first.pk, second.pk])]

@@ -26,9 +26,12 @@ def test_consistency_and_auc_by_hand():
     result = pair_statistics(pairs, scores, ["m", "n"], n_resamples=200)
     m = result["metrics"]["m"]
     assert m["consistency"] == pytest.approx(2 / 3)  # 0.9>0.4, 0.5<0.6, 0.9>0.2
-    # positives {0.9, 0.5} (each reference once), negatives {0.4, 0.6, 0.2}: 5 of 6 ordered pairs
-    assert m["roc_auc"] == pytest.approx(5 / 6)
-    assert m["roc_auc"] == pytest.approx(roc_auc_score([1, 1, 0, 0, 0], [0.9, 0.5, 0.4, 0.6, 0.2]))
+    # BUMP: each pair's reference is a positive {0.9, 0.5, 0.9}, negatives {0.4, 0.6, 0.2}: 8 of 9 orderings
+    assert m["roc_auc"] == pytest.approx(8 / 9)
+    assert m["roc_auc"] == pytest.approx(roc_auc_score([1, 1, 1, 0, 0, 0], [0.9, 0.5, 0.9, 0.4, 0.6, 0.2]))
+    # Option: each reference once, positives {0.9, 0.5}: 5 of 6
+    once = pair_statistics(pairs, scores, ["m"], n_resamples=200, auc_references="once")["metrics"]["m"]
+    assert once["roc_auc"] == pytest.approx(5 / 6) and once["consistency"] == m["consistency"]
     assert m["by_error_type"]["extrinsic_entity"]["consistency"] == pytest.approx(0.5)
     assert m["by_kind"]["intrinsic"]["consistency"] == 1.0
     n = result["metrics"]["n"]

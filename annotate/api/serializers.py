@@ -246,12 +246,27 @@ class ScoringJobSerializer(serializers.Serializer):
     percent = serializers.FloatField()
     message = serializers.CharField(allow_blank=True)
     error = serializers.CharField(allow_blank=True)
+    config = serializers.DictField(help_text="The scorer configuration (model, masks, ...).")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
 
 
 class ReportQuerySerializer(serializers.Serializer):
     split = serializers.ChoiceField(choices=["all", "valid", "test"], default="all")
     dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
-    partial = serializers.BooleanField(default=True, help_text="Report what can be computed even when some parts lack data.")
+    partial = serializers.BooleanField(default=True, help_text="Partial correlations controlling for system x dataset (FRANK).")
+    spearman = serializers.ChoiceField(
+        choices=["residuals", "ranks"], default="residuals",
+        help_text="Partial Spearman: of the residuals of the raw values (FRANK, default) or rank-then-residualise.",
+    )
+    auc_references = serializers.ChoiceField(
+        choices=["per_pair", "once"], default="per_pair",
+        help_text="BUMP ROC AUC positives: each pair's reference (BUMP, default) or each reference once.",
+    )
+    include_incomplete = serializers.BooleanField(
+        default=False, help_text="Let metrics whose scoring job runs or whose coverage is partial enter the comparisons.",
+    )
 
 
 class ExportQuerySerializer(serializers.Serializer):

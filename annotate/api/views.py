@@ -452,20 +452,33 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
 
 
 class ReportView(CampaignScoped, APIView):
-    """The campaign's analysis report (cached per campaign state): human factuality, agreement, metric correlations."""
+    """The campaign's analysis report, computed by a Celery worker and cached per campaign state.
 
-    @extend_schema(parameters=[SLUG, serializers.ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT})
+    200 with the report when it is cached; otherwise 202 with ``{"status", "progress"}`` (and a
+    ``Retry-After`` header) while a worker computes it: poll the same URL until it answers 200.
+    """
+
+    @extend_schema(parameters=[SLUG, serializers.ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT})
     def get(self, request, slug=None):
-        from metrics_service.report import ReportError, get_or_compute_report
+        from metrics_service.report import ReportError, request_report
 
         query = serializers.ReportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = query.validated_data
         try:
-            report = get_or_compute_report(self.campaign, split=options["split"], dataset=options.get("dataset"), partial=options["partial"])
+            report, progress = request_report(
+                self.campaign, split=options["split"], dataset=options.get("dataset"), partial=options["partial"],
+                spearman=options["spearman"], auc_references=options["auc_references"],
+                include_incomplete=options["include_incomplete"],
+            )
         except ReportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(report)
+        if report is not None:
+            return Response(report)
+        if progress.get("state") == "failed":
+            return Response({"status": "failed", "detail": progress.get("error", "")}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+        return Response({"status": progress.get("state", "queued"), "progress": progress}, status=status.HTTP_202_ACCEPTED,
+                        headers={"Retry-After": "2"})
 
 
 # --------------------------------------------------------------------------- export

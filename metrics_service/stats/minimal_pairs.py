@@ -1,8 +1,12 @@
 """Meta-evaluation on minimal pairs (BUMP section 5): a reference and its one-error edit.
 
 * consistency = share of pairs where the metric scores the reference *strictly* higher than its edit;
-* ROC AUC (scikit-learn) with the pairs' references as positives and their edits as negatives (each
-  reference counted once per row even when it has several edits);
+* ROC AUC with the pairs' references as positives and their edits as negatives. By default (BUMP's
+  definition, ``auc_references="per_pair"``) each pair contributes its reference once, so a reference
+  edited into several pairs of a row counts once per pair; ``auc_references="once"`` keeps each distinct
+  reference once per row;
+* 95% intervals: Wilson score interval for consistency, percentile bootstrap of the pairs (1000
+  resamples, fixed seed, vectorised) for ROC AUC;
 * rows: all pairs, each error type (the reviewer's corrected type when present, else the requested one),
   and the intrinsic / extrinsic groups;
 * significance between the best and the second-best metric of a row (pairs scored by both):
@@ -18,12 +22,20 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
 from annotate.bump.taxonomy import BY_CODE
 
 from ._util import clean_float
+from .resampling import (
+    DEFAULT_RESAMPLES,
+    bootstrap_counts,
+    percentile_interval,
+    weighted_auc,
+    wilson_interval,
+)
+
+AUC_REFERENCES = ("per_pair", "once")
 
 
 def error_kind(code: str) -> str | None:
@@ -42,22 +54,57 @@ def _values(pairs: pd.DataFrame, scores: pd.DataFrame, metric: str) -> tuple[np.
     return ref, edit, keep
 
 
-def _auc(ref: np.ndarray, edit: np.ndarray, ref_ids: np.ndarray) -> float | None:
+def _positives(ref: np.ndarray, ref_ids: np.ndarray, auc_references: str) -> tuple[np.ndarray, np.ndarray]:
+    """Positive scores and, per positive, the index of one pair it came from."""
+    if auc_references == "per_pair":
+        return ref, np.arange(len(ref))
     _, first = np.unique(ref_ids, return_index=True)
-    positives = ref[np.sort(first)]
+    first = np.sort(first)
+    return ref[first], first
+
+
+def _auc(ref: np.ndarray, edit: np.ndarray, ref_ids: np.ndarray, auc_references: str = "per_pair") -> float | None:
+    positives, _ = _positives(ref, ref_ids, auc_references)
     y_true = np.r_[np.ones(len(positives)), np.zeros(len(edit))]
     return clean_float(roc_auc_score(y_true, np.r_[positives, edit]))
 
 
-def row_statistics(pairs: pd.DataFrame, scores: pd.DataFrame, metric: str) -> dict:
-    """``{"consistency", "roc_auc", "n_pairs", "n_missing"}`` of one metric on the given pairs."""
+def _auc_interval(ref: np.ndarray, edit: np.ndarray, ref_ids: np.ndarray, auc_references: str, n_resamples: int) -> list | None:
+    """Percentile bootstrap over pairs; with ``once`` a reference is in a resample when one of its pairs is."""
+    n = len(ref)
+    if n < 5:
+        return None
+    counts = bootstrap_counts(n, n_resamples)
+    if auc_references == "per_pair":
+        pos_counts = counts
+        positives = ref
+    else:
+        codes, uniques = pd.factorize(pd.Series(ref_ids), sort=True)
+        positives = np.empty(len(uniques))
+        positives[codes] = ref
+        pos_counts = np.zeros((n_resamples, len(uniques)))
+        np.add.at(pos_counts.T, codes, counts.T)
+        pos_counts = np.minimum(pos_counts, 1.0)
+    low, high = percentile_interval(weighted_auc(positives, edit, pos_counts, counts))
+    return None if low is None else [clean_float(low), clean_float(high)]
+
+
+def row_statistics(
+    pairs: pd.DataFrame, scores: pd.DataFrame, metric: str, *, auc_references: str = "per_pair", n_resamples: int = DEFAULT_RESAMPLES
+) -> dict:
+    """``{"consistency", "consistency_ci", "roc_auc", "roc_auc_ci", "n_pairs", "n_missing"}`` of one metric."""
     ref, edit, keep = _values(pairs, scores, metric)
     n = int(keep.sum())
     if n == 0:
-        return {"consistency": None, "roc_auc": None, "n_pairs": 0, "n_missing": len(pairs)}
+        return {"consistency": None, "consistency_ci": None, "roc_auc": None, "roc_auc_ci": None, "n_pairs": 0, "n_missing": len(pairs)}
+    ref_ids = pairs["reference_id"].to_numpy()[keep]
+    wins = int((ref[keep] > edit[keep]).sum())
+    low, high = wilson_interval(wins, n)
     return {
-        "consistency": clean_float((ref[keep] > edit[keep]).mean()),
-        "roc_auc": _auc(ref[keep], edit[keep], pairs["reference_id"].to_numpy()[keep]),
+        "consistency": clean_float(wins / n),
+        "consistency_ci": None if low is None else [clean_float(low), clean_float(high)],
+        "roc_auc": _auc(ref[keep], edit[keep], ref_ids, auc_references),
+        "roc_auc_ci": _auc_interval(ref[keep], edit[keep], ref_ids, auc_references, n_resamples),
         "n_pairs": n,
         "n_missing": int(len(pairs) - n),
     }
@@ -75,22 +122,13 @@ def paired_permutation_test(a: np.ndarray, b: np.ndarray, *, n_resamples: int = 
     return float((extreme.sum() + 1) / (n_resamples + 1))
 
 
-def _fast_auc(positives: np.ndarray, negatives: np.ndarray) -> float:
-    ranks = rankdata(np.r_[positives, negatives])
-    n1, n0 = len(positives), len(negatives)
-    return (ranks[:n1].sum() - n1 * (n1 + 1) / 2) / (n1 * n0)
-
-
 def paired_bootstrap_auc(
     ref_a: np.ndarray, edit_a: np.ndarray, ref_b: np.ndarray, edit_b: np.ndarray, *, n_resamples: int = 1000, seed: int = 0
 ) -> float:
-    """Two-sided paired bootstrap p-value of ``AUC(a) == AUC(b)``, resampling pairs."""
-    rng = np.random.default_rng(seed)
-    n = len(ref_a)
-    diffs = np.empty(n_resamples)
-    for i in range(n_resamples):
-        idx = rng.integers(0, n, n)
-        diffs[i] = _fast_auc(ref_a[idx], edit_a[idx]) - _fast_auc(ref_b[idx], edit_b[idx])
+    """Two-sided paired bootstrap p-value of ``AUC(a) == AUC(b)``, resampling pairs (same resamples for both)."""
+    counts = bootstrap_counts(len(ref_a), n_resamples, seed)
+    diffs = weighted_auc(ref_a, edit_a, counts, counts) - weighted_auc(ref_b, edit_b, counts, counts)
+    diffs = diffs[np.isfinite(diffs)]
     share = min((diffs <= 0).mean(), (diffs >= 0).mean())
     return float(min(1.0, 2 * share))
 
@@ -115,7 +153,13 @@ def _significance(pairs: pd.DataFrame, scores: pd.DataFrame, ranking: dict[str, 
 
 
 def pair_statistics(
-    pairs: pd.DataFrame, scores: pd.DataFrame, metrics: Sequence[str], *, n_resamples: int = 5000
+    pairs: pd.DataFrame,
+    scores: pd.DataFrame,
+    metrics: Sequence[str],
+    *,
+    n_resamples: int = 5000,
+    auc_references: str = "per_pair",
+    compare: Sequence[str] | None = None,
 ) -> dict | None:
     """Consistency and ROC AUC of each metric on minimal pairs, overall and per error type and kind.
 
@@ -123,8 +167,11 @@ def pair_statistics(
     indexed by summary id, one column per metric. Returns ``None`` without pairs, else
     ``{"metrics": {M: {"consistency", "roc_auc", "n_pairs", "n_missing", "by_error_type": {T: {...}},
     "by_kind": {"intrinsic"|"extrinsic": {...}}}}, "significance": {ROW: {"consistency": {...},
-    "roc_auc": {...}}}}`` where ROW is ``"all"``, a type or a kind.
+    "roc_auc": {...}}}, "pair_counts": {ROW: n}, "auc_references"}`` where ROW is ``"all"``, a type or a
+    kind. ``compare`` limits the best-vs-second significance to these metrics (default: all).
     """
+    if auc_references not in AUC_REFERENCES:
+        raise ValueError(f"unknown auc_references {auc_references!r}; expected one of {', '.join(AUC_REFERENCES)}")
     if pairs.empty or not metrics:
         return None
     pairs = pairs.reset_index(drop=True)
@@ -136,7 +183,9 @@ def pair_statistics(
     for kind in ("intrinsic", "extrinsic"):
         if (kinds == kind).any():
             rows[kind] = pairs[kinds == kind]
-    per_row = {row: {m: row_statistics(subset, scores, m) for m in metrics} for row, subset in rows.items()}
+    per_row = {
+        row: {m: row_statistics(subset, scores, m, auc_references=auc_references) for m in metrics} for row, subset in rows.items()
+    }
     result_metrics = {}
     for metric in metrics:
         entry = dict(per_row["all"][metric])
@@ -146,7 +195,10 @@ def pair_statistics(
     significance = {}
     for row, stats_by_metric in per_row.items():
         significance[row] = {
-            stat: _significance(rows[row], scores, {m: s[stat] for m, s in stats_by_metric.items()}, stat, n_resamples)
+            stat: _significance(
+                rows[row], scores, {m: s[stat] for m, s in stats_by_metric.items() if compare is None or m in compare}, stat, n_resamples
+            )
             for stat in ("consistency", "roc_auc")
         }
-    return {"metrics": result_metrics, "significance": significance}
+    counts = {row: len(subset) for row, subset in rows.items()}
+    return {"metrics": result_metrics, "significance": significance, "pair_counts": counts, "auc_references": auc_references}

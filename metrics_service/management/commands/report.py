@@ -1,27 +1,76 @@
-"""``manage.py report --campaign SLUG [--split all|valid|test] [--dataset cnndm|xsum] [--no-partial] [--json]``."""
+"""``manage.py report --campaign SLUG [filters] [--spearman residuals|ranks] [--auc-references per_pair|once]
+[--include-incomplete] [--no-partial] [--json]``.
+
+The text form fits 100 columns: wide tables (the Williams matrix, per-type pair statistics) are split into
+blocks of columns, p-values are printed in scientific notation and intervals as ``[low, high]``.
+"""
 from __future__ import annotations
 
 import json
+import textwrap
 
 from django.core.management.base import BaseCommand, CommandError
 
 from metrics_service.report import ReportError, get_or_compute_report
 
+WIDTH = 100
+LABEL_WIDTH = 24
+
 
 def _fmt(value) -> str:
     if value is None:
         return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
 
 
-def _table(headers: list[str], rows: list[list]) -> str:
-    cells = [headers] + [[_fmt(v) for v in row] for row in rows]
+def _p(value) -> str:
+    """A p-value in scientific notation (``0.000`` hides everything that matters)."""
+    return "-" if value is None else f"{value:.1e}"
+
+
+def _ci(interval) -> str:
+    return "-" if not interval else f"[{interval[0]:.2f},{interval[1]:.2f}]"
+
+
+def _label(text: str, width: int = LABEL_WIDTH) -> str:
+    text = str(text)
+    return text if len(text) <= width else text[: width - 1] + "~"
+
+
+def _render(headers: list[str], rows: list[list[str]]) -> str:
+    cells = [headers] + rows
     widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = [" ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in cells]
+    lines.insert(1, " ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def table(headers: list[str], rows: list[list], width: int = WIDTH) -> str:
+    """A left-labelled table no wider than ``width``: extra columns go to further blocks, the label repeats."""
+    text_rows = [[_label(_fmt(row[0]))] + [v if isinstance(v, str) else _fmt(v) for v in row[1:]] for row in rows]
+    headers = [_label(headers[0])] + headers[1:]
+    label_width = max(len(r[0]) for r in [headers, *text_rows])
+    blocks, current, used = [], [], label_width
+    for j in range(1, len(headers)):
+        column_width = max(len(headers[j]), *(len(r[j]) for r in text_rows)) if text_rows else len(headers[j])
+        if current and used + 1 + column_width > width:
+            blocks.append(current)
+            current, used = [], label_width
+        current.append(j)
+        used += 1 + column_width
+    blocks.append(current)
+    out = []
+    for block in blocks:
+        out.append(_render([headers[0], *[headers[j] for j in block]], [[r[0], *[r[j] for j in block]] for r in text_rows]))
+    return "\n\n".join(out)
+
+
+def wrap(text: str, indent: str = "") -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
 
 
 class Command(BaseCommand):
@@ -33,13 +82,20 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", default=None, choices=["cnndm", "xsum", "other"])
         parser.add_argument("--system", default=None, help="Only this system's summaries.")
         parser.add_argument("--no-partial", action="store_true", help="Plain instead of partial correlations.")
+        parser.add_argument("--spearman", default="residuals", choices=["residuals", "ranks"],
+                            help="Partial Spearman: of the residuals (FRANK, default) or rank-then-residualise.")
+        parser.add_argument("--auc-references", default="per_pair", choices=["per_pair", "once"],
+                            help="BUMP AUC positives: each pair's reference (BUMP, default) or each reference once.")
+        parser.add_argument("--include-incomplete", action="store_true",
+                            help="Let metrics whose job runs or whose coverage is partial enter the comparisons.")
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options):
         try:
             report = get_or_compute_report(
                 options["campaign"], split=options["split"], dataset=options["dataset"],
-                system=options["system"], partial=not options["no_partial"],
+                system=options["system"], partial=not options["no_partial"], spearman=options["spearman"],
+                auc_references=options["auc_references"], include_incomplete=options["include_incomplete"],
             )
         except ReportError as exc:
             raise CommandError(str(exc)) from exc
@@ -49,48 +105,69 @@ class Command(BaseCommand):
         self.stdout.write(self.render_text(report))
 
     def render_text(self, report: dict) -> str:
-        out = [f"Campaign {report['campaign']} ({report['kind']}, {report['status']})", ""]
-        out.append(_table(["count", "value"], [[k, v] for k, v in report["counts"].items()]))
-        agreement = report["agreement"]
-        if agreement:
-            rows = []
-            for name in ("factual", "category"):
-                section = agreement.get(name)
-                if section:
-                    rows.append([name, section["fleiss_kappa"], section["krippendorff_alpha"], section["majority_agreement"], section["n_sentences"]])
-            out += ["", "Agreement", _table(["labels", "fleiss_kappa", "kripp_alpha", "majority", "sentences"], rows)]
-            if agreement.get("expert"):
-                out.append(f"crowd vs expert: Cohen's kappa {_fmt(agreement['expert']['cohen_kappa'])} (n={agreement['expert']['n']})")
+        opts = report["options"]
+        filters = ", ".join(f"{k}={v}" for k, v in opts.items() if k in ("split", "dataset", "system") and v)
+        out = [f"Campaign {report['campaign']} ({report['kind']}, {report['status']}); {filters}", ""]
+        counts = list(report["counts"].items())
+        out.append(table(["count", "value", "count", "value"], [
+            [counts[i][0], counts[i][1], *(counts[i + 1] if i + 1 < len(counts) else ("", ""))] for i in range(0, len(counts), 2)
+        ]))
+        out += ["", "Definitions"]
+        for name, text in report["definitions"].items():
+            out += wrap(f"- {name}: {text}")
+        out += self.render_agreement(report.get("agreement"))
         if report["error_distribution"]:
             codes = [k for k in next(iter(report["error_distribution"].values())) if k not in ("incorrect", "n")]
             rows = [[s, v["n"], v["incorrect"], *[v[c] for c in codes]] for s, v in report["error_distribution"].items()]
-            out += ["", "Share of summaries with an error", _table(["system", "n", "incorrect", *codes], rows)]
-        if report["correlations"]:
-            partial = "partial " if any(v["partial"] for v in report["correlations"].values()) else ""
-            rows = [[m, v["n"], v["pearson"], v["pearson_p"], v["spearman"], v["spearman_p"]] for m, v in report["correlations"].items()]
-            out += ["", f"Metric vs human factuality ({partial}correlation)", _table(["metric", "n", "pearson", "p", "spearman", "p"], rows)]
+            out += ["", "Share of summaries with an error", table(["system", "n", "incorrect", *codes], rows)]
+        out += self.render_correlations(report)
         out += self.render_williams(report.get("williams"))
         out += self.render_ablation(report.get("ablation"))
-        if report["meta_evaluation"]:
-            rows = [[m, v["n_pairs"], v["consistency"], v["roc_auc"]] for m, v in report["meta_evaluation"].items()]
-            out += ["", "Minimal pairs", _table(["metric", "pairs", "consistency", "roc_auc"], rows)]
-            out += self.render_pairs_by_type(report["meta_evaluation"], report.get("meta_evaluation_significance") or {})
-        if report["balanced_accuracy"]:
-            rows = []
-            for metric, entry in report["balanced_accuracy"].items():
-                single = entry["single_threshold"] or {}
-                overall = single.get("all") or {}
-                rows.append([metric, single.get("threshold"), overall.get("balanced_accuracy"), overall.get("ci_low"), overall.get("ci_high")])
-            out += ["", "Balanced accuracy (single threshold, test split)", _table(["metric", "threshold", "bacc", "ci_low", "ci_high"], rows)]
+        out += self.render_pairs(report)
+        out += self.render_balanced_accuracy(report.get("balanced_accuracy"))
+        out += self.render_metrics(report.get("metrics"))
         missing = {m: v for m, v in (report.get("missing_scores") or {}).items() if any(v.values())}
         if missing:
             kinds = sorted({k for v in missing.values() for k in v})
             rows = [[m, *[v.get(k, 0) for k in kinds]] for m, v in missing.items()]
-            out += ["", "Missing scores (skipped by the statistics)", _table(["metric", *kinds], rows)]
+            out += ["", "Missing scores (skipped by the statistics)", table(["metric", *kinds], rows)]
         sections = [k for k in ("agreement", "correlations", "meta_evaluation", "balanced_accuracy") if report[k] is None]
         if sections:
             out += ["", "No data for: " + ", ".join(sections)]
         return "\n".join(out) + "\n"
+
+    @staticmethod
+    def render_agreement(agreement: dict | None) -> list[str]:
+        if not agreement:
+            return []
+        rows = []
+        for name in ("factual", "category"):
+            section = agreement.get(name)
+            if section:
+                rows.append([name, section["fleiss_kappa"], section["krippendorff_alpha"], section["majority_agreement"], section["n_sentences"]])
+        out = ["", "Agreement", table(["labels", "fleiss_kappa", "kripp_alpha", "majority", "sentences"], rows)]
+        if agreement.get("expert"):
+            out.append(f"crowd vs expert: Cohen's kappa {_fmt(agreement['expert']['cohen_kappa'])} (n={agreement['expert']['n']})")
+        return out
+
+    @staticmethod
+    def render_correlations(report: dict) -> list[str]:
+        correlations = report["correlations"]
+        if not correlations:
+            return []
+        partial = "partial " if any(v["partial"] for v in correlations.values()) else ""
+        rows = [
+            [m, v["n"], "" if v.get("status", "complete") == "complete" else v["status"], v["pearson"], _ci(v.get("pearson_ci")),
+             _p(v["pearson_p"]), v["spearman"], _ci(v.get("spearman_ci")), _p(v["spearman_p"])]
+            for m, v in correlations.items()
+        ]
+        out = ["", f"Metric vs human factuality ({partial}correlation; 95% CI Fisher z, bootstrap in --json)",
+               table(["metric", "n", "status", "pearson", "95% CI", "p", "spearman", "95% CI", "p"], rows)]
+        excluded = report.get("excluded_metrics")
+        if excluded:
+            out += wrap("Excluded from comparisons (job running or partial coverage; --include-incomplete to compare): "
+                        + ", ".join(f"{m} ({s})" for m, s in excluded.items()))
+        return out
 
     @staticmethod
     def render_williams(williams: dict | None) -> list[str]:
@@ -98,9 +175,10 @@ class Command(BaseCommand):
         if not williams:
             return []
         metrics = list(williams)
-        rows = [[a, *[("" if a == b else williams[a].get(b)) for b in metrics]] for a in metrics]
-        return ["", "Williams test: p that the row metric correlates more with humans than the column metric",
-                _table(["metric", *metrics], rows)]
+        rows = [[a, *[("" if a == b else _p(williams[a].get(b))) for b in metrics]] for a in metrics]
+        legend = ", ".join(f"M{i + 1}={m}" for i, m in enumerate(metrics))
+        return ["", "Williams test: one-sided p that the row metric correlates more with humans than column M#",
+                *wrap(legend), table(["metric", *[f"M{i + 1}" for i in range(len(metrics))]], rows)]
 
     @staticmethod
     def render_ablation(ablation: dict | None) -> list[str]:
@@ -109,25 +187,86 @@ class Command(BaseCommand):
             return []
         first = next(iter(ablation.values()))
         names = [*first["by_group"], *first["by_category"]]
+        short = [n.replace("_Errors", "").replace("Semantic_Frame", "SemFrame").replace("Content_Verifiability", "ContVer") for n in names]
         rows = [[m, v["base"], *[{**v["by_group"], **v["by_category"]}.get(n) for n in names]] for m, v in ablation.items()]
         return ["", "Ablation: drop in Pearson correlation when a category (or group) is flipped to no error",
-                _table(["metric", "base", *names], rows)]
+                table(["metric", "base", *short], rows)]
 
     @staticmethod
-    def render_pairs_by_type(meta: dict, significance: dict) -> list[str]:
-        """Consistency / ROC AUC per error type and kind, with the best-vs-second significance of each row."""
+    def render_pairs(report: dict) -> list[str]:
+        """Consistency / ROC AUC overall with intervals, per error type with counts, best-vs-second tests."""
+        meta = report.get("meta_evaluation")
+        if not meta:
+            return []
+        significance = report.get("meta_evaluation_significance") or {}
+        rows = [[m, v["n_pairs"], v["consistency"], _ci(v.get("consistency_ci")), v["roc_auc"], _ci(v.get("roc_auc_ci"))] for m, v in meta.items()]
+        out = ["", "Minimal pairs (BUMP Tables 3-4, all pairs)", table(["metric", "pairs", "consistency", "95% CI", "roc_auc", "95% CI"], rows)]
         first = next(iter(meta.values()))
         row_names = [*first["by_error_type"], *first["by_kind"]]
-        if not row_names:
-            return []
+        counts = report.get("meta_evaluation_counts") or {}
         metrics = list(meta)
+        legend = ", ".join(f"M{i + 1}={m}" for i, m in enumerate(metrics))
+        for stat, title in (("consistency", "Consistency"), ("roc_auc", "ROC AUC")):
+            matrix = []
+            for name in row_names:
+                cells = []
+                for m in metrics:
+                    entry = meta[m]["by_error_type"].get(name) or meta[m]["by_kind"].get(name) or {}
+                    cells.append(_fmt(entry.get(stat)))
+                matrix.append([f"{name} (n={counts.get(name, '?')})", *cells])
+            out += ["", f"{title} by error type (n = pairs of the type)", *wrap(legend),
+                    table(["error type", *[f"M{i + 1}" for i in range(len(metrics))]], matrix)]
+        sig_rows = []
+        for name in ["all", *row_names]:
+            for stat in ("consistency", "roc_auc"):
+                best = (significance.get(name) or {}).get(stat)
+                if best:
+                    sig_rows.append([name, stat, f"{best['best']} > {best['second']}", _p(best["p_value"]), best["n_pairs"]])
+        if sig_rows:
+            out += ["", "Best vs second metric per row (consistency: paired permutation; roc_auc: paired bootstrap)",
+                    table(["row", "statistic", "best > second", "p", "pairs"], sig_rows)]
+        return out
+
+    @staticmethod
+    def render_balanced_accuracy(bacc: dict | None) -> list[str]:
+        if not bacc:
+            return []
+        datasets = sorted({d for v in bacc.values() for d in (v["per_dataset"] or {})})
         rows = []
-        for name in row_names:
-            cells = []
-            for m in metrics:
-                entry = meta[m]["by_error_type"].get(name) or meta[m]["by_kind"].get(name) or {}
-                cells.append(f"{_fmt(entry.get('consistency'))} / {_fmt(entry.get('roc_auc'))}")
-            best = (significance.get(name) or {}).get("roc_auc") or {}
-            rows.append([name, *cells, f"{best['best']} > {best['second']}: p={_fmt(best['p_value'])}" if best else "-"])
-        return ["", "Minimal pairs by error type (consistency / roc_auc; AUC best vs second, paired bootstrap)",
-                _table(["row", *metrics, "best vs second"], rows)]
+        for metric, entry in bacc.items():
+            row = [metric]
+            for ds in datasets:
+                cell = (entry["per_dataset"] or {}).get(ds) or {}
+                row += [cell.get("balanced_accuracy"), _ci([cell["ci_low"], cell["ci_high"]]) if cell.get("ci_low") is not None else "-"]
+            single = (entry["single_threshold"] or {}).get("all") or {}
+            row += [single.get("balanced_accuracy"), _ci([single["ci_low"], single["ci_high"]]) if single.get("ci_low") is not None else "-"]
+            rows.append(row)
+        headers = ["metric"]
+        for ds in datasets:
+            headers += [f"{ds}", "95% CI"]
+        headers += ["single thr.", "95% CI"]
+        return ["", "Balanced accuracy on the test split: threshold per dataset (AggreFact) and one single threshold",
+                table(headers, rows)]
+
+    @staticmethod
+    def render_metrics(metrics: dict | None) -> list[str]:
+        """Each metric's source, status, coverage and configuration (not just its hash)."""
+        if not metrics:
+            return []
+        out = ["", "Metrics"]
+        for name, info in metrics.items():
+            coverage = f"human-rated {info.get('n_human_rated', 0)}/{info.get('of_human_rated', 0)}"
+            if info.get("of_pair_members"):
+                coverage += f", pair members {info['n_pair_members']}/{info['of_pair_members']}"
+            line = f"- {name}: {info['source']}, {info.get('status', 'complete')}, {coverage}"
+            if info.get("implementation"):
+                line += f"; {info['implementation']} ({info.get('library')} {info.get('version') or '?'})"
+            config = info.get("config")
+            if config:
+                line += "; config " + ", ".join(f"{k}={v}" for k, v in sorted(config.items()))
+            job = info.get("job")
+            if job:
+                line += f"; job {job['job_id']} {job['status']} created {job['created_at']} finished {job['finished_at'] or '-'}"
+            line += f"; key {info['config_key']}"
+            out += wrap(line)
+        return out
