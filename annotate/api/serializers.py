@@ -233,8 +233,11 @@ class ScoringJobSerializer(serializers.Serializer):
 
 
 class ReportQuerySerializer(serializers.Serializer):
+    """The report's options: the same as ``manage.py report`` (``--split``, ``--dataset``, ``--system``, ``--no-partial``)."""
+
     split = serializers.ChoiceField(choices=["all", "valid", "test"], default="all")
     dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
+    system = serializers.CharField(required=False, max_length=100, help_text="Only this system's summaries.")
     partial = serializers.BooleanField(default=True, help_text="Report what can be computed even when some parts lack data.")
 
 
@@ -269,7 +272,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ImportJob
         fields = [
-            "id", "kind", "format", "campaign_slug", "campaign_kind", "original_name", "size", "status", "progress",
+            "id", "kind", "format", "campaign_slug", "campaign_kind", "options", "original_name", "size", "status", "progress",
             "report", "error", "created_at", "started_at", "finished_at",
         ]
 
@@ -281,9 +284,14 @@ class ImportJobSerializer(serializers.ModelSerializer):
 
 
 class ImportJobCreateSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl.")
-    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl"])
+    file = serializers.FileField(
+        help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl; scores csv: .csv."
+    )
+    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl", "csv"], help_text="csv: metric scores only (kind=scores).")
     kind = serializers.ChoiceField(choices=["dataset", "scores"], default="dataset", help_text="scores: metric scores of an existing campaign.")
+    dataset = serializers.ChoiceField(
+        choices=Dataset.values, required=False, help_text="qags only: dataset of records that do not name one (default: from the file name, else other)."
+    )
     campaign = serializers.SlugField(max_length=80, help_text="Campaign slug (created by dataset imports when missing).")
     campaign_kind = serializers.ChoiceField(choices=CampaignKind.choices, required=False, allow_blank=True)
 
@@ -310,3 +318,32 @@ class TokenSerializer(serializers.Serializer):
     token = serializers.CharField()
     username = serializers.CharField()
     role = serializers.CharField()
+
+
+class ResearcherCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    campaigns = serializers.ListField(
+        child=serializers.SlugField(max_length=80), required=False, default=list, help_text="Slugs of campaigns to grant."
+    )
+
+
+class InvitationSerializer(serializers.Serializer):
+    uid = serializers.CharField()
+    token = serializers.CharField()
+    url = serializers.CharField(help_text="The one-time page where the invitee sets a password.")
+    expires_in_seconds = serializers.IntegerField()
+
+
+class ResearcherSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    email = serializers.CharField(allow_blank=True)
+    is_active = serializers.BooleanField(help_text="False until the invitation is accepted.")
+    campaigns = serializers.ListField(child=serializers.CharField())
+    invitation = InvitationSerializer(required=False, help_text="Only in the answer that creates the researcher.")
+
+
+class InvitationAcceptSerializer(serializers.Serializer):
+    uid = serializers.CharField(max_length=64)
+    token = serializers.CharField(max_length=128)
+    password = serializers.CharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)

@@ -57,9 +57,16 @@ from annotate.models import (
     Summary,
     Worker,
 )
-from annotate.roles import readable_campaigns, role_of
+from annotate.roles import RESEARCHER_GROUP, readable_campaigns, role_of
 from annotate.services.campaigns import CampaignStateError, set_campaign_status
 from annotate.services.participation import block_participation, unblock_participation
+from annotate.services.researchers import (
+    InvitationInvalid,
+    ResearcherError,
+    accept_invitation,
+    create_researcher,
+    invitation_for,
+)
 
 from . import filters, serializers
 from .pagination import IdCursorPagination, StandardPagination
@@ -462,7 +469,10 @@ class ReportView(CampaignScoped, APIView):
         query.is_valid(raise_exception=True)
         options = query.validated_data
         try:
-            report = get_or_compute_report(self.campaign, split=options["split"], dataset=options.get("dataset"), partial=options["partial"])
+            report = get_or_compute_report(
+                self.campaign, split=options["split"], dataset=options.get("dataset"), system=options.get("system"),
+                partial=options["partial"],
+            )
         except ReportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(report)
@@ -528,16 +538,23 @@ class ExportView(CampaignScoped, APIView):
 
 
 class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Uploads of dataset or metric-score files, imported by a Celery task; the detail is the status report (admins)."""
+    """Uploads of dataset or metric-score files, imported by a Celery task; the detail is the status report.
 
-    permission_classes = [IsAdmin]
+    Admins see every job; researchers see their own, create campaigns from uploads (granted to them) and
+    upload metric scores to campaigns granted to them.
+    """
+
+    permission_classes = [IsResearcherOrAdmin]
     serializer_class = serializers.ImportJobSerializer
     filterset_class = filters.ImportJobFilter
     pagination_class = StandardPagination
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
-        return ImportJob.objects.all().order_by("-created_at", "-id")
+        jobs = ImportJob.objects.all()
+        if not is_admin(self.request.user):
+            jobs = jobs.filter(created_by=self.request.user)
+        return jobs.order_by("-created_at", "-id")
 
     @extend_schema(
         request={"multipart/form-data": serializers.ImportJobCreateSerializer},
@@ -561,7 +578,10 @@ class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
             job = create_import_job(
                 kind=data["kind"], fmt=data["format"], campaign_slug=data["campaign"],
                 campaign_kind=data.get("campaign_kind") or "", upload=data["file"], user=request.user,
+                options={"dataset": data.get("dataset")},
             )
+        except Campaign.DoesNotExist as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
         except UploadTooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         except ValueError as exc:
@@ -569,3 +589,71 @@ class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         job.refresh_from_db()
         return Response(self.get_serializer(job).data, status=status.HTTP_202_ACCEPTED)
 
+
+
+# --------------------------------------------------------------------------- researchers and invitations
+
+
+def _researcher_body(user, invitation=None) -> dict:
+    body = {
+        "username": user.get_username(), "email": user.email, "is_active": user.is_active,
+        "campaigns": sorted(user.granted_campaigns.values_list("slug", flat=True)),
+    }
+    if invitation is not None:
+        body["invitation"] = {
+            "uid": invitation.uid, "token": invitation.token, "expires_in_seconds": invitation.expires_in_seconds,
+            "url": invitation.path,
+        }
+    return body
+
+
+class ResearcherListView(APIView):
+    """Researchers (GET) and new researchers with a one-time invitation link (POST), admins only."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses=serializers.ResearcherSerializer(many=True))
+    def get(self, request):
+        from django.contrib.auth import get_user_model
+
+        users = get_user_model().objects.filter(groups__name=RESEARCHER_GROUP).order_by("username").prefetch_related("granted_campaigns")
+        return Response([_researcher_body(u) for u in users])
+
+    @extend_schema(request=serializers.ResearcherCreateSerializer, responses={201: serializers.ResearcherSerializer})
+    def post(self, request):
+        body = serializers.ResearcherCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        from django.contrib.auth import get_user_model
+
+        if get_user_model().objects.filter(username=data["username"]).exists():
+            return Response({"username": [f"{data['username']!r} already exists"]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            user = create_researcher(data["username"], email=data["email"], campaigns=data["campaigns"])
+        except ResearcherError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        invitation = invitation_for(user)
+        answer = _researcher_body(user, invitation)
+        answer["invitation"]["url"] = request.build_absolute_uri(invitation.path)
+        return Response(answer, status=status.HTTP_201_CREATED)
+
+
+class InvitationAcceptView(APIView):
+    """The invitee sets a password with the invitation's ``uid`` and ``token`` and receives an API token."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(request=serializers.InvitationAcceptSerializer, responses={200: serializers.TokenSerializer})
+    def post(self, request):
+        body = serializers.InvitationAcceptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            user = accept_invitation(data["uid"], data["token"], data["password"])
+        except InvitationInvalid as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        except ResearcherError as exc:
+            return Response({"password": [str(exc).removeprefix("password: ")]}, status=status.HTTP_400_BAD_REQUEST)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key, "username": user.get_username(), "role": role_of(user)})
