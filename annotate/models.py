@@ -145,6 +145,8 @@ class Summary(models.Model):
     external_id = models.CharField(max_length=200, blank=True, help_text="Id of the record this summary came from.")
     # Imported human scores (e.g. FRANK's Factuality and per-category scores).
     human_scores = models.JSONField(default=dict, blank=True)
+    # What an importer keeps verbatim from its source, e.g. a BUMP pair's own id and label strings.
+    metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotate.frank.exporter import FILES as FRANK_FILES
+from annotate.exporters.formats import EXPORT_FORMATS
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
 from annotate.models import (
@@ -25,7 +26,6 @@ from annotate.models import (
     Worker,
 )
 
-EXPORT_FORMATS = ("frank", "bump", "jsonl", "csv")
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -248,7 +248,7 @@ class ExportQuerySerializer(serializers.Serializer):
         help_text="frank only: the whole zip (default) or one of its JSON files: summaries, sentences, articles.",
     )
     rows = serializers.CharField(
-        required=False, help_text=f"jsonl/csv only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
+        required=False, help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
     )
     split = serializers.ChoiceField(choices=["valid", "test"], required=False)
     dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
@@ -257,6 +257,10 @@ class ExportQuerySerializer(serializers.Serializer):
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
     reveal_workers = serializers.BooleanField(default=False, help_text="Admins only: real worker ids instead of pseudonyms.")
+    license = serializers.RegexField(
+        r"^[A-Za-z0-9.+-]{1,64}$", required=False,
+        help_text="parquet only: license id for the dataset card (default: the campaign's license, else unknown).",
+    )
 
     def validate_rows(self, value: str) -> list[str]:
         kinds = [v.strip() for v in value.split(",") if v.strip()]

@@ -34,6 +34,8 @@ from annotate.frank.exporter import (
     stream_frank_zip,
     stream_json_array,
 )
+from annotate.exporters.formats import format_misfit
+from annotate.exporters.parquet import Table, row_schema, stream_parquet_zip
 from annotate.exporters.tabular import (
     ROW_KINDS,
     ExportFilters,
@@ -489,7 +491,10 @@ class _IgnoreFormatParameter(DefaultContentNegotiation):
 
 
 class ExportView(CampaignScoped, APIView):
-    """Stream the campaign's data (``frank`` zip, ``bump`` JSON, ``jsonl`` or ``csv`` rows); see docs/api.md."""
+    """Stream the campaign's data (``frank`` zip, ``bump`` JSON, ``jsonl`` or ``csv`` rows, ``parquet`` dataset zip); see docs/api.md.
+
+    A protocol format that does not fit the campaign's kind (``bump`` for FRANK, ``frank`` for BUMP) is 400.
+    """
 
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter
@@ -512,6 +517,13 @@ class ExportView(CampaignScoped, APIView):
         )
         fmt = options["format"]
         reveal = options["reveal_workers"]
+        misfit = format_misfit(fmt, campaign.kind)
+        if misfit:
+            return Response({"format": [misfit]}, status=status.HTTP_400_BAD_REQUEST)
+        if fmt == "parquet":
+            tables = _parquet_tables(campaign, export_filters, kinds=options.get("rows") or ROW_KINDS, reveal=reveal, admin=admin)
+            chunks = stream_parquet_zip(campaign, tables, license_id=options.get("license"))
+            return self._stream(chunks, "application/zip", f"{campaign.slug}-parquet.zip")
         if fmt == "frank":
             if options["file"] == "zip":
                 return self._stream(stream_frank_zip(campaign, export_filters, reveal_workers=reveal, include_gold=admin), "application/zip", f"{campaign.slug}-frank.zip")
@@ -532,6 +544,28 @@ class ExportView(CampaignScoped, APIView):
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         response["X-Content-Type-Options"] = "nosniff"
         return response
+
+
+def _parquet_tables(campaign: Campaign, export_filters: ExportFilters, *, kinds, reveal: bool, admin: bool) -> list[Table]:
+    """The row tables of the jsonl/csv export, plus the protocol's own table (FRANK summary scores, BUMP pairs)."""
+    descriptions = {
+        "judgements": "one row per sentence judgement", "edits": "one row per BUMP edit (collected or imported pair)",
+        "scores": "one row per metric score",
+    }
+    tables = [
+        Table(kind, iter_rows(campaign, export_filters, kinds=[kind], reveal_workers=reveal), descriptions[kind], row_schema(kind))
+        for kind in ROW_KINDS if kind in kinds
+    ]
+    if not format_misfit("frank", campaign.kind):
+        from annotate.frank.exporter import iter_summary_records
+
+        tables.append(Table("summaries", iter_summary_records(campaign, export_filters), "FRANK's human_annotations.json: one row per summary"))
+    elif not format_misfit("bump", campaign.kind):
+        from annotate.bump.exporter import iter_bump_records
+
+        pairs = ({k: v for k, v in r.items() if k != "scores"} | r["scores"] for r in iter_bump_records(campaign))
+        tables.append(Table("pairs", pairs, "BUMP's task format: one row per minimal pair, scores as <Metric>_reference/_edited columns"))
+    return tables
 
 
 # --------------------------------------------------------------------------- imports

@@ -60,9 +60,12 @@ def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | 
                 document, "reference", text=reference_text, is_reference=True, sentences=split_sentences(reference_text)
             )
             pair_id = str(record.get("id", "")) or hashlib.sha1(f"{edited_text}\x00{error_type}".encode()).hexdigest()[:16]
+            # The source's own id and label strings, written back verbatim by the BUMP export.
+            source = {k: record.get(k) for k in ("id", "error_type", "corrected_error_type") if k in record.record}
             edited = store.edited_summary(
                 reference, f"bump:{pair_id}", system="human-edit", text=edited_text,
                 sentences=split_sentences(edited_text), requested_error_type=error_type, corrected_error_type=corrected,
+                metadata={"bump": source},
             )
             for metric, side, value in parsed_scores:
                 store.score(reference if side == "reference" else edited, metric, value)

@@ -24,6 +24,11 @@ class Migration(migrations.Migration):
             field=models.CharField(blank=True, help_text='SPDX-style license id of the data, e.g. mit or cc-by-4.0.', max_length=100),
         ),
         migrations.AddField(
+            model_name='summary',
+            name='metadata',
+            field=models.JSONField(blank=True, default=dict),
+        ),
+        migrations.AddField(
             model_name='importjob',
             name='options',
             field=models.JSONField(blank=True, default=dict, help_text='Importer options, e.g. {"dataset": "xsum"} for QAGS.'),
