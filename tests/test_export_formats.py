@@ -10,7 +10,12 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotate.models import Campaign, CampaignKind, Document, MetricScore, SentenceJudgement
+from annotate.models import (
+    Campaign,
+    Document,
+    MetricScore,
+    SentenceJudgement,
+)
 from annotate.services.imports import import_dataset
 from tests.conftest import SAMPLES_DIR
 from tests.test_api_fixtures import *

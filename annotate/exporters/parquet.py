@@ -20,8 +20,6 @@ import pyarrow.parquet as pq
 
 from annotate.models import Campaign
 
-
-
 BATCH_ROWS = 5000
 STREAM_CHUNK = 256 * 1024
 

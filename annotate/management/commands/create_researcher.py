@@ -5,7 +5,11 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotate.services.researchers import ResearcherError, create_researcher, invitation_for
+from annotate.services.researchers import (
+    ResearcherError,
+    create_researcher,
+    invitation_for,
+)
 
 
 class Command(BaseCommand):
