@@ -36,6 +36,9 @@ from metrics_service.stats import (
     williams_matrix,
 )
 from metrics_service.stats._util import jsonable
+from metrics_service.stats.label_aggregation import check_method
+from metrics_service.stats.label_aggregation import summary_scores as aggregated_summary_scores
+from metrics_service.label_reliability import label_aggregation_section
 
 REPORT_VERSION = 1
 CACHE_SECONDS = 7 * 24 * 3600
@@ -78,10 +81,10 @@ def make_filters(split: str = "all", dataset: str | None = None, system: str | N
     return Filters(split=split, dataset=dataset or None, system=system or None)
 
 
-def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame:
-    """Per-summary human scores: from judgements where a summary has any, else imported ``human_scores``."""
+def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame, aggregation: str = "majority") -> pd.DataFrame:
+    """Per-summary human scores: from judgements (labels aggregated by ``aggregation``) where a summary has any, else imported ``human_scores``."""
     judged = summaries["summary_id"].isin(judgements["summary_id"]) if not judgements.empty else pd.Series(False, index=summaries.index)
-    collected = summary_human_scores(judgements) if not judgements.empty else pd.DataFrame()
+    collected = aggregated_summary_scores(judgements, aggregation) if not judgements.empty else pd.DataFrame()
     imported = selectors.imported_human_scores(summaries[~judged])
     parts = [frame for frame in (collected, imported) if not frame.empty]
     scores = pd.concat(parts) if parts else pd.DataFrame(columns=["Factuality"])
@@ -90,13 +93,15 @@ def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFr
     return table[table["Factuality"].notna()]
 
 
-def load_analysis_data(campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> AnalysisData:
+def load_analysis_data(
+    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, aggregation: str = "majority"
+) -> AnalysisData:
     """Load the frames behind a report (raises ``ReportError`` on bad options)."""
     campaign = resolve_campaign(campaign)
     filters = make_filters(split, dataset, system)
     summaries = selectors.summaries_frame(campaign, filters)
     judgements = selectors.judgements_frame(campaign, filters)
-    human = _human_table(summaries, judgements)
+    human = _human_table(summaries, judgements, aggregation)
     scores, info = selectors.scores_frame(campaign)
     data = AnalysisData(
         campaign=campaign, filters=filters, human=human, judgements=judgements,
@@ -175,7 +180,8 @@ def _balanced_accuracy(campaign: Campaign, data: AnalysisData, metrics: list[str
 
 
 def build_report(
-    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True
+    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True,
+    aggregation: str = "majority",
 ) -> dict:
     """Compute the full analysis report of ``campaign`` (a ``Campaign`` or slug).
 
@@ -189,7 +195,7 @@ def build_report(
     missing_scores, metrics``; a section without data is ``None``. Raises ``ReportError`` on bad options.
     """
     campaign = resolve_campaign(campaign)
-    data = load_analysis_data(campaign, split=split, dataset=dataset, system=system)
+    data = load_analysis_data(campaign, split=split, dataset=dataset, system=system, aggregation=aggregation)
     frame = _correlation_frame(data)
     metrics = data.metrics
     human = data.human
@@ -204,7 +210,7 @@ def build_report(
         "kind": campaign.kind,
         "status": campaign.status,
         "report_version": REPORT_VERSION,
-        "options": {"split": split, "dataset": dataset, "system": system, "partial": partial},
+        "options": {"split": split, "dataset": dataset, "system": system, "partial": partial, "aggregation": aggregation},
         "counts": selectors.campaign_counts(campaign),
         "n_human_rated": len(human),
         "agreement": _agreement(data),
@@ -223,6 +229,7 @@ def build_report(
         "balanced_accuracy": _balanced_accuracy(campaign, data, metrics),
         "missing_scores": _missing_scores(data) if not data.scores.empty else None,
         "metrics": data.metric_info or None,
+        "label_aggregation": label_aggregation_section(campaign, data.judgements),  # issue 17.4
     }
     return jsonable(report)
 
@@ -235,9 +242,15 @@ def report_cache_key(campaign: Campaign, **options) -> str:
     return f"factlab:report:{campaign.pk}:{hashlib.sha1(payload.encode()).hexdigest()}"
 
 
-def normalize_options(split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True) -> dict:
+def normalize_options(
+    split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True, aggregation: str = "majority"
+) -> dict:
     make_filters(split, dataset, system)
-    return {"split": split, "dataset": dataset or None, "system": system or None, "partial": bool(partial)}
+    try:
+        check_method(aggregation)
+    except ValueError as exc:
+        raise ReportError(str(exc)) from exc
+    return {"split": split, "dataset": dataset or None, "system": system or None, "partial": bool(partial), "aggregation": aggregation}
 
 
 def get_or_compute_report(campaign: Campaign | str, **options) -> dict:

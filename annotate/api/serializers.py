@@ -172,14 +172,25 @@ class ParticipationSerializer(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     trap_score = serializers.FloatField(read_only=True, allow_null=True)
     bonus_total = serializers.DecimalField(max_digits=10, decimal_places=2, read_only=True)
+    reliability = serializers.SerializerMethodField(
+        help_text="Label reliability over the campaign's judgements: n, majority, dawid_skene, mace (factual labels) and "
+        "<method>_categories; null without sentences judged by two workers or more."
+    )
 
     class Meta:
         model = Participation
         fields = [
             "id", "worker", "campaign", "tutorial_done", "qualification_status", "qualification_attempts",
             "qualification_score", "is_blocked", "blocked_reason", "blocked_at", "trap_total", "trap_correct", "trap_score",
-            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "created_at",
+            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "reliability", "created_at",
         ]
+
+    @extend_schema_field(serializers.DictField(child=serializers.FloatField(allow_null=True), allow_null=True))
+    def get_reliability(self, participation: Participation) -> dict | None:
+        table = self.context.get("reliability")
+        if table is None:  # not computed for this view (e.g. a worker's detail across campaigns)
+            return None
+        return table.get(participation.worker_id)
 
 
 class WorkerSerializer(serializers.ModelSerializer):
@@ -233,11 +244,15 @@ class ScoringJobSerializer(serializers.Serializer):
 
 
 class ReportQuerySerializer(serializers.Serializer):
-    """The report's options: the same as ``manage.py report`` (``--split``, ``--dataset``, ``--system``, ``--no-partial``)."""
+    """The report's options: the same as ``manage.py report`` (``--split``, ``--dataset``, ``--system``, ``--no-partial``, ``--aggregation``)."""
 
     split = serializers.ChoiceField(choices=["all", "valid", "test"], default="all")
     dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
     system = serializers.CharField(required=False, max_length=100, help_text="Only this system's summaries.")
+    aggregation = serializers.ChoiceField(
+        choices=["majority", "dawid_skene", "mace"], default="majority",
+        help_text="How sentence labels become FRANK's summary scores: majority (FRANK's rule), Dawid-Skene or MACE.",
+    )
     partial = serializers.BooleanField(default=True, help_text="Report what can be computed even when some parts lack data.")
 
 

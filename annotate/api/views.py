@@ -335,6 +335,14 @@ class ParticipationViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.ParticipationFilter
     pagination_class = StandardPagination
 
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if not self.fake():
+            from metrics_service.label_reliability import campaign_worker_reliability
+
+            context["reliability"] = campaign_worker_reliability(self.campaign)
+        return context
+
     def get_queryset(self):
         if self.fake():
             return Participation.objects.none()
@@ -473,7 +481,7 @@ class ReportView(CampaignScoped, APIView):
         try:
             report = get_or_compute_report(
                 self.campaign, split=options["split"], dataset=options.get("dataset"), system=options.get("system"),
-                partial=options["partial"],
+                partial=options["partial"], aggregation=options["aggregation"],
             )
         except ReportError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)

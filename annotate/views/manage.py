@@ -52,14 +52,19 @@ def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
+    from metrics_service.label_reliability import campaign_worker_reliability
     from metrics_service.services import campaign_scoring_jobs
 
+    workers = worker_table(campaign)
+    reliability = campaign_worker_reliability(campaign)
+    for row in workers:
+        row["reliability"] = reliability.get(row["worker"].pk)
     return render(request, "annotate/manage/campaign.html", {
         "campaign": campaign,
         "scoring_jobs": campaign_scoring_jobs(campaign),
         "metric_choices": PAGE_METRICS,
         "progress": campaign_progress(campaign),
-        "workers": worker_table(campaign),
+        "workers": workers,
         "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
         "entry_url": request.build_absolute_uri(reverse("annotate:campaign", args=[slug])),
         "actions": [a for a, s in ACTIONS.items() if _allowed(campaign, a, s)],

@@ -33,13 +33,17 @@ class Command(BaseCommand):
         parser.add_argument("--dataset", default=None, choices=["cnndm", "xsum", "other"])
         parser.add_argument("--system", default=None, help="Only this system's summaries.")
         parser.add_argument("--no-partial", action="store_true", help="Plain instead of partial correlations.")
+        parser.add_argument(
+            "--aggregation", default="majority", choices=["majority", "dawid_skene", "mace"],
+            help="How sentence labels are aggregated into FRANK's summary scores (default: majority, as in FRANK).",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options):
         try:
             report = get_or_compute_report(
                 options["campaign"], split=options["split"], dataset=options["dataset"],
-                system=options["system"], partial=not options["no_partial"],
+                system=options["system"], partial=not options["no_partial"], aggregation=options["aggregation"],
             )
         except ReportError as exc:
             raise CommandError(str(exc)) from exc
