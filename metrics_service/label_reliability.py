@@ -14,13 +14,7 @@ from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Campaign
 
 from . import selectors
-from .stats.label_aggregation import (
-    DEFAULT_METHOD,
-    METHODS,
-    aggregate,
-    method_comparison,
-    reliability_table,
-)
+from .stats.label_aggregation import DEFAULT_METHOD, aggregate_all, method_comparison, reliability_table
 
 CACHE_SECONDS = 24 * 3600
 
@@ -35,7 +29,7 @@ def label_aggregation_section(campaign: Campaign, judgements: pd.DataFrame) -> d
     and per worker (pseudonym) the reliability of their factual labels and categories under each method."""
     if not _enough(judgements):
         return None
-    aggregations = [aggregate(judgements, m) for m in METHODS]
+    aggregations = aggregate_all(judgements)
     table = reliability_table(aggregations)
     workers = [
         {"worker": worker_pseudonym(campaign.pk, int(worker_id)), **{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}}
@@ -57,7 +51,7 @@ def campaign_worker_reliability(campaign: Campaign) -> dict[int, dict[str, float
     judgements = selectors.judgements_frame(campaign, selectors.Filters())
     out: dict[int, dict[str, float]] = {}
     if _enough(judgements):
-        table = reliability_table([aggregate(judgements, m) for m in METHODS])
+        table = reliability_table(aggregate_all(judgements))
         out = {int(w): {k: (None if pd.isna(v) else float(v)) for k, v in row.items()} for w, row in table.iterrows()}
     cache.set(key, out, CACHE_SECONDS)
     return out

@@ -81,16 +81,20 @@ def dawid_skene(t: np.ndarray, w: np.ndarray, a: np.ndarray, n_tasks: int, n_wor
     when no posterior moves by more than ``tol`` or after ``n_iter`` rounds (the settings of crowd-kit's
     ``DawidSkene``, which the tests compare against).
     """
-    posterior = np.zeros((n_tasks, n_labels))
-    np.add.at(posterior, (t, a), 1.0)
+    posterior = np.bincount(t * n_labels + a, minlength=n_tasks * n_labels).reshape(n_tasks, n_labels).astype(float)
     posterior /= posterior.sum(axis=1, keepdims=True)
+    cell = w * n_labels + a  # (worker, answer) of each judgement
     for _ in range(n_iter):
         priors = posterior.mean(axis=0)
-        confusion = np.full((n_workers, n_labels, n_labels), 1e-10)
-        np.add.at(confusion, (w, slice(None), a), posterior[t])
+        confusion = np.stack([
+            np.bincount(cell, weights=posterior[t, k], minlength=n_workers * n_labels).reshape(n_workers, n_labels)
+            for k in range(n_labels)
+        ], axis=1) + 1e-10
         confusion /= confusion.sum(axis=2, keepdims=True)
-        log_post = np.tile(np.log(np.maximum(priors, 1e-300)), (n_tasks, 1))
-        np.add.at(log_post, t, np.log(confusion[w, :, a]))
+        log_answer = np.log(confusion[w, :, a])  # [judgement, true class]
+        log_post = np.log(np.maximum(priors, 1e-300)) + np.stack(
+            [np.bincount(t, weights=log_answer[:, k], minlength=n_tasks) for k in range(n_labels)], axis=1
+        )
         log_post -= log_post.max(axis=1, keepdims=True)
         updated = np.exp(log_post)
         updated /= updated.sum(axis=1, keepdims=True)
@@ -122,9 +126,9 @@ def mace(t: np.ndarray, w: np.ndarray, a: np.ndarray, n_tasks: int, n_workers: i
         xi /= xi.sum(axis=1, keepdims=True)
         for round_ in range(n_iter + 1):
             spam = (1.0 - theta[w]) * xi[w, a]  # per answer
-            log_p = np.zeros((n_tasks, n_labels))
-            np.add.at(log_p, t, np.log(spam)[:, None] * np.ones(n_labels))
-            np.add.at(log_p, (t, a), np.log(spam + theta[w]) - np.log(spam))
+            log_p = np.bincount(t, weights=np.log(spam), minlength=n_tasks)[:, None] + np.bincount(
+                t * n_labels + a, weights=np.log(spam + theta[w]) - np.log(spam), minlength=n_tasks * n_labels
+            ).reshape(n_tasks, n_labels)
             shift = log_p.max(axis=1, keepdims=True)
             p = np.exp(log_p - shift)
             likelihood = float((np.log(p.sum(axis=1) / n_labels) + shift[:, 0]).sum())
@@ -133,8 +137,7 @@ def mace(t: np.ndarray, w: np.ndarray, a: np.ndarray, n_tasks: int, n_workers: i
                 break
             knowing = q[t, a] * theta[w] / (spam + theta[w])
             theta = (np.bincount(w, knowing, n_workers) + smoothing) / (n_answers + 2 * smoothing)
-            spam_counts = np.zeros((n_workers, n_labels))
-            np.add.at(spam_counts, (w, a), 1.0 - knowing)
+            spam_counts = np.bincount(w * n_labels + a, weights=1.0 - knowing, minlength=n_workers * n_labels).reshape(n_workers, n_labels)
             xi = (spam_counts + smoothing) / (spam_counts.sum(axis=1, keepdims=True) + n_labels * smoothing)
         if best is None or likelihood > best[0]:
             best = (likelihood, q, theta)
@@ -180,10 +183,13 @@ def _tasks(data: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return factual, sets
 
 
-def aggregate(judgements: pd.DataFrame, method: str = DEFAULT_METHOD) -> Aggregation:
-    """Aggregate factual labels and error categories with ``method`` (two fits: labels, then code sets)."""
+def aggregate(judgements: pd.DataFrame, method: str = DEFAULT_METHOD, *, majority: pd.DataFrame | None = None) -> Aggregation:
+    """Aggregate factual labels and error categories with ``method`` (two fits: labels, then code sets).
+
+    ``majority``: :func:`.factuality.sentence_majority` of the same judgements when the caller has it.
+    """
     check_method(method)
-    majority = sentence_majority(judgements)
+    majority = sentence_majority(judgements) if majority is None else majority
     if judgements.empty:
         empty = pd.DataFrame(columns=["n", "factual", "categories"]).rename_axis("worker_id")
         return Aggregation(method, majority, empty)
@@ -262,10 +268,16 @@ def summary_scores(
     return frame
 
 
+def aggregate_all(judgements: pd.DataFrame, methods: Sequence[str] = METHODS) -> list[Aggregation]:
+    """:func:`aggregate` with each method, computing the majority once."""
+    majority = sentence_majority(judgements)
+    return [aggregate(judgements, m, majority=majority) for m in methods]
+
+
 def worker_reliability(judgements: pd.DataFrame, methods: Sequence[str] = METHODS) -> pd.DataFrame:
     """Per worker (index ``worker_id``): ``n`` and, per method, ``<method>`` (factual labels) and
     ``<method>_categories`` reliabilities."""
-    return reliability_table([aggregate(judgements, m) for m in methods])
+    return reliability_table(aggregate_all(judgements, methods))
 
 
 def reliability_table(aggregations: Sequence[Aggregation]) -> pd.DataFrame:
