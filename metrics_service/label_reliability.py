@@ -14,7 +14,12 @@ from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Campaign
 
 from . import selectors
-from .stats.label_aggregation import DEFAULT_METHOD, aggregate_all, method_comparison, reliability_table
+from .stats.label_aggregation import (
+    DEFAULT_METHOD,
+    aggregate_all,
+    method_comparison,
+    reliability_table,
+)
 
 CACHE_SECONDS = 24 * 3600
 

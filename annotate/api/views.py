@@ -594,6 +594,8 @@ class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 
     def get_queryset(self):
         jobs = ImportJob.objects.all()
+        if getattr(self, "swagger_fake_view", False):
+            return jobs.none()
         if not is_admin(self.request.user):
             jobs = jobs.filter(created_by=self.request.user)
         return jobs.order_by("-created_at", "-id")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -144,7 +145,8 @@ def stream_parquet_zip(campaign: Campaign, tables: list[Table], *, license_id: s
                     table.n_rows = write_table(table, part)
                     if table.n_rows:
                         part.seek(0)
-                        with archive.open(name, "w", force_zip64=True) as member:
+                        info = zipfile.ZipInfo(name, date_time=time.localtime()[:6])
+                        with archive.open(info, "w", force_zip64=True) as member:
                             while chunk := part.read(STREAM_CHUNK):
                                 member.write(chunk)
             archive.writestr("README.md", dataset_card(campaign, tables, license_id))
