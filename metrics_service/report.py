@@ -62,6 +62,7 @@ class AnalysisData:
     metric_info: dict[str, dict]
     pairs: pd.DataFrame
     metrics: list[str] = field(default_factory=list)  # metrics with enough scores on human-rated summaries
+    aggregation: str = "majority"  # how sentence labels became ``human`` (stats.label_aggregation)
 
 
 def resolve_campaign(campaign: Campaign | str) -> Campaign:
@@ -106,7 +107,7 @@ def load_analysis_data(
     data = AnalysisData(
         campaign=campaign, filters=filters, human=human, judgements=judgements,
         experts=selectors.experts_frame(campaign, filters), scores=scores, metric_info=info,
-        pairs=selectors.pairs_frame(campaign, filters),
+        pairs=selectors.pairs_frame(campaign, filters), aggregation=aggregation,
     )
     if not human.empty and not scores.empty:
         joined = human[[]].join(scores, how="left")
@@ -171,7 +172,7 @@ def _balanced_accuracy(campaign: Campaign, data: AnalysisData, metrics: list[str
     if not metrics:
         return None
     # Threshold tuning needs the validation split: take every split of the same dataset/system filter.
-    source = data if data.filters.split == "all" else load_analysis_data(campaign, dataset=data.filters.dataset, system=data.filters.system)
+    source = data if data.filters.split == "all" else load_analysis_data(campaign, dataset=data.filters.dataset, system=data.filters.system, aggregation=data.aggregation)
     if source.human.empty:
         return None
     frame = source.human[["system", "dataset", "split"]].assign(label=source.human["Factuality"] >= 1.0)

@@ -126,3 +126,33 @@ def test_report_api_participations_and_campaign_page_show_reliability(campaign, 
     browser.force_login(admin_user)
     page = browser.get("/manage/frank-api/").content.decode()
     assert "Reliability (majority / DS / MACE)" in page and page.count('class="reliability"') == 2  # the two workers with a participation
+
+
+@pytest.mark.django_db
+def test_report_factuality_follows_the_chosen_aggregation(researcher, researcher_client):
+    """Stored judgements of two exact workers and three unreliable ones: MACE's Factuality is the truth's."""
+    from django.contrib.auth import get_user_model
+
+    from annotate.models import Campaign, Document, SentenceJudgement, Summary, Worker
+
+    judgements, truth = _spammed()
+    campaign = Campaign.objects.create(slug="spam", name="Spam")
+    campaign.researchers.add(researcher)
+    workers = [Worker.objects.create(user=get_user_model().objects.create_user(f"spam-{i}"), external_id=f"S{i}") for i in range(5)]
+    summaries = {}
+    for summary_index in sorted(judgements["summary_id"].unique()):
+        document = Document.objects.create(campaign=campaign, external_id=f"d{summary_index}", text="An article.")
+        summaries[summary_index] = Summary.objects.create(document=document, system="bart", text="One. Two.", sentences=["One.", "Two."])
+    SentenceJudgement.objects.bulk_create([
+        SentenceJudgement(summary=summaries[r.summary_id], sentence_index=r.sentence_index, worker=workers[r.worker_id],
+                          factual=r.factual, categories=r.categories)
+        for r in judgements.itertuples()
+    ])
+    expected = float(np.mean(list(truth.values())))
+    majority = researcher_client.get("/api/campaigns/spam/report/").json()["human_factuality"]["bart"]
+    mace = researcher_client.get("/api/campaigns/spam/report/?aggregation=mace").json()
+    assert mace["human_factuality"]["bart"] == pytest.approx(expected) and majority > expected + 0.1
+    section = mace["label_aggregation"]
+    assert section["methods"]["mace"]["factual_differs_from_majority"] > 0
+    reliable = sorted(section["workers"], key=lambda w: -w["mace"])[:2]
+    assert all(w["mace"] > 0.9 for w in reliable) and sum(w["mace"] > 0.9 for w in section["workers"]) == 2
