@@ -110,6 +110,8 @@ class Campaign(models.Model):
     auto_score_metrics = models.JSONField(default=list, blank=True)
     # Researchers granted read/export access to this campaign (admins see every campaign).
     researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="granted_campaigns")
+    # License of the campaign's data, written into the dataset card of Parquet exports (e.g. "mit", "cc-by-4.0").
+    license = models.CharField(max_length=100, blank=True, help_text="SPDX-style license id of the data, e.g. mit or cc-by-4.0.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -162,6 +164,8 @@ class Summary(models.Model):
     external_id = models.CharField(max_length=200, blank=True, help_text="Id of the record this summary came from.")
     # Imported human scores (e.g. FRANK's Factuality and per-category scores).
     human_scores = models.JSONField(default=dict, blank=True)
+    # What an importer keeps verbatim from its source, e.g. a BUMP pair's own id and label strings.
+    metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -500,6 +504,7 @@ class ImportJob(models.Model):
     total = models.PositiveIntegerField(null=True, blank=True, help_text="Records in the file when known.")
     report = models.JSONField(default=dict, blank=True, help_text="What the import created (ImportReport.as_dict()).")
     error = models.JSONField(default=dict, blank=True, help_text="ImportFailed.as_dict(): file, record, field, message.")
+    options = models.JSONField(default=dict, blank=True, help_text="Importer options, e.g. {\"dataset\": \"xsum\"} for QAGS.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

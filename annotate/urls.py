@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from .views import common
+from .views import common, researchers
 
 app_name = "annotate"
 
@@ -11,6 +11,9 @@ urlpatterns = [
     path("c/<slug:slug>/start/", common.campaign_entry, name="campaign-start"),
     path("c/<slug:slug>/done/", common.campaign_done, name="campaign-done"),
     path("c/<slug:slug>/assignments/<int:assignment_id>/heartbeat/", common.assignment_heartbeat, name="assignment-heartbeat"),
+    # Researcher accounts: the admins' invitation page and the invitee's one-time password page.
+    path("researchers/", researchers.researchers_page, name="researchers"),
+    path("accounts/invite/<str:uidb64>/<str:token>/", researchers.accept_invitation_page, name="accept-invitation"),
     # Each protocol's and the admin pages' routes live in their own module (names stay in this namespace).
     path("", include("annotate.frank.urls")),
     path("", include("annotate.bump.urls")),

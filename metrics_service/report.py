@@ -35,12 +35,14 @@ from metrics_service.stats import (
     factual_agreement,
     metric_correlations,
     pair_statistics,
-    summary_human_scores,
     williams_matrix,
 )
 from metrics_service.stats._util import jsonable
 from metrics_service.stats.correlation import SPEARMAN_DEFINITIONS
 from metrics_service.stats.minimal_pairs import AUC_REFERENCES
+from metrics_service.stats.label_aggregation import check_method
+from metrics_service.stats.label_aggregation import summary_scores as aggregated_summary_scores
+from metrics_service.label_reliability import label_aggregation_section
 
 # What the report says it computed (shown by the text report and the dashboard).
 DEFINITIONS = {
@@ -81,6 +83,7 @@ class AnalysisData:
     metric_info: dict[str, dict]
     pairs: pd.DataFrame
     metrics: list[str] = field(default_factory=list)  # metrics with enough scores on human-rated summaries
+    aggregation: str = "majority"  # how sentence labels became ``human`` (stats.label_aggregation)
 
 
 def resolve_campaign(campaign: Campaign | str) -> Campaign:
@@ -100,10 +103,10 @@ def make_filters(split: str = "all", dataset: str | None = None, system: str | N
     return Filters(split=split, dataset=dataset or None, system=system or None)
 
 
-def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame) -> pd.DataFrame:
-    """Per-summary human scores: from judgements where a summary has any, else imported ``human_scores``."""
+def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame, aggregation: str = "majority") -> pd.DataFrame:
+    """Per-summary human scores: from judgements (labels aggregated by ``aggregation``) where a summary has any, else imported ``human_scores``."""
     judged = summaries["summary_id"].isin(judgements["summary_id"]) if not judgements.empty else pd.Series(False, index=summaries.index)
-    collected = summary_human_scores(judgements) if not judgements.empty else pd.DataFrame()
+    collected = aggregated_summary_scores(judgements, aggregation) if not judgements.empty else pd.DataFrame()
     imported = selectors.imported_human_scores(summaries[~judged])
     parts = [frame for frame in (collected, imported) if not frame.empty]
     scores = pd.concat(parts) if parts else pd.DataFrame(columns=["Factuality"])
@@ -123,18 +126,20 @@ def human_and_metric(campaign: Campaign, metric: str, *, split: str = "all", dat
     return human.join(scores[[metric]], how="left")
 
 
-def load_analysis_data(campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> AnalysisData:
+def load_analysis_data(
+    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, aggregation: str = "majority"
+) -> AnalysisData:
     """Load the frames behind a report (raises ``ReportError`` on bad options)."""
     campaign = resolve_campaign(campaign)
     filters = make_filters(split, dataset, system)
     summaries = selectors.summaries_frame(campaign, filters)
     judgements = selectors.judgements_frame(campaign, filters)
-    human = _human_table(summaries, judgements)
+    human = _human_table(summaries, judgements, aggregation)
     scores, info = selectors.scores_frame(campaign)
     data = AnalysisData(
         campaign=campaign, filters=filters, human=human, judgements=judgements,
         experts=selectors.experts_frame(campaign, filters), scores=scores, metric_info=info,
-        pairs=selectors.pairs_frame(campaign, filters),
+        pairs=selectors.pairs_frame(campaign, filters), aggregation=aggregation,
     )
     if not human.empty and not scores.empty:
         joined = human[[]].join(scores, how="left")
@@ -236,7 +241,7 @@ def _balanced_accuracy(campaign: Campaign, data: AnalysisData, metrics: list[str
     if not metrics:
         return None
     # Threshold tuning needs the validation split: take every split of the same dataset/system filter.
-    source = data if data.filters.split == "all" else load_analysis_data(campaign, dataset=data.filters.dataset, system=data.filters.system)
+    source = data if data.filters.split == "all" else load_analysis_data(campaign, dataset=data.filters.dataset, system=data.filters.system, aggregation=data.aggregation)
     if source.human.empty:
         return None
     frame = source.human[["system", "dataset", "split"]].assign(label=source.human["Factuality"] >= 1.0)
@@ -251,6 +256,7 @@ def build_report(
     dataset: str | None = None,
     system: str | None = None,
     partial: bool = True,
+    aggregation: str = "majority",
     spearman: str = "residuals",
     auc_references: str = "per_pair",
     include_incomplete: bool = False,
@@ -284,7 +290,7 @@ def build_report(
 
     step("loading data")
     campaign = resolve_campaign(campaign)
-    data = load_analysis_data(campaign, split=split, dataset=dataset, system=system)
+    data = load_analysis_data(campaign, split=split, dataset=dataset, system=system, aggregation=aggregation)
     status = _metric_status(data, selectors.scoring_jobs_by_config(campaign)) if data.metric_info else {}
     frame = _correlation_frame(data)
     metrics = data.metrics
@@ -317,6 +323,7 @@ def build_report(
         "options": {
             "split": split, "dataset": dataset, "system": system, "partial": partial, "spearman": spearman,
             "auc_references": auc_references, "include_incomplete": include_incomplete,
+            "aggregation": aggregation,
         },
         "definitions": {
             "partial": DEFINITIONS["partial"] if partial else "plain correlations (no confounder)",
@@ -324,6 +331,10 @@ def build_report(
             "auc_references": DEFINITIONS["auc_references"][auc_references],
             "balanced_accuracy": DEFINITIONS["balanced_accuracy"],
             "intervals": DEFINITIONS["intervals"],
+            "aggregation": (
+                "FRANK summary score from the majority label of each sentence (FRANK)" if aggregation == "majority"
+                else f"FRANK summary score from {aggregation} sentence labels (stats.label_aggregation)"
+            ),
         },
         "counts": selectors.campaign_counts(campaign),
         "n_human_rated": len(human),
@@ -345,6 +356,7 @@ def build_report(
         "missing_scores": _missing_scores(data) if not data.scores.empty else None,
         "metrics": status or None,
         "excluded_metrics": {m: status[m]["status"] for m in excluded if m in status} or None,
+        "label_aggregation": label_aggregation_section(campaign, data.judgements),  # issue 17.4
     }
     return jsonable(report)
 
@@ -360,6 +372,7 @@ def report_cache_key(campaign: Campaign, **options) -> str:
 def normalize_options(
     split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True,
     spearman: str = "residuals", auc_references: str = "per_pair", include_incomplete: bool = False,
+    aggregation: str = "majority",
 ) -> dict:
     """Validated report options with defaults filled in (raises ``ReportError``)."""
     make_filters(split, dataset, system)
@@ -367,9 +380,14 @@ def normalize_options(
         raise ReportError(f"unknown spearman definition {spearman!r}; expected one of {', '.join(SPEARMAN_DEFINITIONS)}")
     if auc_references not in AUC_REFERENCES:
         raise ReportError(f"unknown auc_references {auc_references!r}; expected one of {', '.join(AUC_REFERENCES)}")
+    try:
+        check_method(aggregation)
+    except ValueError as exc:
+        raise ReportError(str(exc)) from exc
     return {
         "split": split, "dataset": dataset or None, "system": system or None, "partial": bool(partial),
         "spearman": spearman, "auc_references": auc_references, "include_incomplete": bool(include_incomplete),
+        "aggregation": aggregation,
     }
 
 

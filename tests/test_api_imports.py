@@ -129,6 +129,6 @@ def test_metric_score_import(admin_client, django_capture_on_commit_callbacks):
     assert "no campaign with slug 'nope'" in admin_client.get(f"/api/imports/{missing.json()['id']}/").json()["error"]["message"]
 
 
-def test_researcher_cannot_import(researcher_client):
-    response = researcher_client.post("/api/imports/", {"file": SimpleUploadedFile("d.jsonl", b"{}"), "format": "jsonl", "campaign": "x"}, format="multipart")
-    assert response.status_code == 403
+def test_annotator_cannot_import(annotator_client):
+    response = annotator_client.post("/api/imports/", {"file": SimpleUploadedFile("d.jsonl", b"{}"), "format": "jsonl", "campaign": "x"}, format="multipart")
+    assert response.status_code == 403 and not ImportJob.objects.exists()

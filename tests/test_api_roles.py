@@ -14,7 +14,8 @@ RESEARCHER_READABLE = [
     "/api/campaigns/", f"{C}/", f"{C}/documents/", f"{C}/summaries/", f"{C}/judgements/", f"{C}/edits/", f"{C}/scores/",
     f"{C}/scoring-jobs/", f"{C}/report/", f"{C}/export/?format=jsonl", f"{C}/export/?format=csv", f"{C}/export/?format=frank",
 ]
-ADMIN_ONLY = [f"{C}/items/", f"{C}/assignments/", f"{C}/participations/", "/api/workers/", "/api/imports/"]
+ADMIN_ONLY = [f"{C}/items/", f"{C}/assignments/", f"{C}/participations/", "/api/workers/", "/api/researchers/"]
+OWN_JOBS = ["/api/imports/"]  # researchers list only their own uploads (tests/test_api_researchers.py)
 
 
 def _body(response) -> bytes:
@@ -48,12 +49,12 @@ def test_token_from_a_session(researcher):
     assert response.status_code == 201 and response.json()["username"] == "api-researcher"
 
 
-@pytest.mark.parametrize("url", RESEARCHER_READABLE + ADMIN_ONLY)
+@pytest.mark.parametrize("url", RESEARCHER_READABLE + ADMIN_ONLY + OWN_JOBS)
 def test_anonymous_gets_401(campaign, url):
     assert APIClient().get(url).status_code == 401
 
 
-@pytest.mark.parametrize("url", RESEARCHER_READABLE + ADMIN_ONLY + [f"{C}/documents/1/", f"{C}/export/?format=bump"])
+@pytest.mark.parametrize("url", RESEARCHER_READABLE + ADMIN_ONLY + OWN_JOBS + [f"{C}/documents/1/", f"{C}/export/?format=bump"])
 def test_annotator_token_is_refused_everywhere(campaign, annotator_client, url):
     response = annotator_client.get(url)
     assert response.status_code == 403

@@ -82,12 +82,36 @@ def test_export_writes_bump_records_of_reviewed_edits_with_latest_scores(django_
 def test_imported_samples_round_trip_with_free_style_types(samples_dir, tmp_path):
     import_dataset("bump", [samples_dir / "bump_task2_sample.json"], campaign_slug="t2", campaign_kind=CampaignKind.BUMP_FREE)
     records = list(iter_bump_records(Campaign.objects.get(slug="t2")))
-    assert len(records) == 8 and {r["error_type"] for r in records} >= {"Extrinsic Entity Error", "Other"}
+    # The source's ids and Task 2 labels come back verbatim, and no corrected_error_type is invented.
+    source = json.loads((samples_dir / "bump_task2_sample.json").read_text())
+    assert sorted(records, key=lambda r: r["id"]) == sorted(source, key=lambda r: r["id"])
+    assert [list(r) for r in records] == [list(source[0])] * 8  # same keys in the same order
     assert all(len(r["scores"]) == 24 for r in records)
     path = tmp_path / "t2.json"
     path.write_text(json.dumps(records))
     import_dataset("bump", [path], campaign_slug="t2-copy", campaign_kind=CampaignKind.BUMP_FREE)
     assert _pairs("t2-copy") == _pairs("t2")
+
+
+def test_task1_sample_keeps_ids_and_corrected_labels(samples_dir):
+    import_dataset("bump", [samples_dir / "bump_task1_sample.json"], campaign_slug="t1")
+    records = sorted(iter_bump_records(Campaign.objects.get(slug="t1")), key=lambda r: r["id"])
+    assert records == json.loads((samples_dir / "bump_task1_sample.json").read_text())
+
+
+def test_collected_edits_get_stable_factlab_ids_that_survive_a_round_trip(tmp_path):
+    campaign = create_bump_campaign("ids", "Ids", CampaignKind.BUMP_TAXONOMY, status="running")
+    source = make_bump_document(campaign, types=["extrinsic_entity"])
+    edited = Summary.objects.create(
+        document=source.document, system="human-edit", text=BUMP_REFERENCE.replace("Merck", "Pfizer"), edited_from=source,
+        requested_error_type="extrinsic_entity",
+    )
+    [record] = iter_bump_records(campaign)
+    assert record["id"] == f"factlab-{edited.pk}" and record["error_type"] == "Extrinsic Entity Error"
+    path = tmp_path / "ids.json"
+    path.write_text(json.dumps([record]))
+    import_dataset("bump", [path], campaign_slug="ids-copy")
+    assert list(iter_bump_records(Campaign.objects.get(slug="ids-copy"))) == [record]
 
 
 def test_export_command_names_a_missing_campaign(tmp_path):

@@ -1,7 +1,10 @@
 """django-filter filter sets of the list endpoints (query parameters documented in the schema)."""
 from __future__ import annotations
 
+from datetime import timezone as dt_timezone
+
 import django_filters as df
+from django.core.exceptions import ValidationError
 from django.db.models import (
     BooleanField,
     Case,
@@ -90,12 +93,29 @@ class SummaryFilter(df.FilterSet):
         fields = ["system", "dataset", "split", "document", "is_reference"]
 
 
+class _UtcIsoDateTimeField(df.fields.IsoDateTimeField):
+    """ISO 8601 date-times moved to UTC: PostgreSQL refuses offsets beyond ±15:59 that Python accepts."""
+
+    def to_python(self, value):
+        parsed = super().to_python(value)
+        if parsed is None or parsed.tzinfo is None:
+            return parsed
+        try:
+            return parsed.astimezone(dt_timezone.utc)
+        except (OverflowError, ValueError) as exc:
+            raise ValidationError("date-time out of range", code="invalid") from exc
+
+
+class UtcIsoDateTimeFilter(df.IsoDateTimeFilter):
+    field_class = _UtcIsoDateTimeField
+
+
 class _WorkDoneFilter(df.FilterSet):
     """Shared filters of rows a worker produced (the queryset carries ``worker_blocked``)."""
 
     worker_status = df.ChoiceFilter(choices=WORKER_STATUS_CHOICES, method=_worker_status, help_text="Exclude or keep only blocked workers' work.")
-    created_after = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
 
 
 class JudgementFilter(_WorkDoneFilter):

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotate.frank.exporter import FILES as FRANK_FILES
+from annotate.exporters.formats import EXPORT_FORMATS
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
 from annotate.providers import study_links
@@ -27,7 +28,6 @@ from annotate.models import (
     Worker,
 )
 
-EXPORT_FORMATS = ("frank", "bump", "jsonl", "csv")
 
 
 class CampaignSerializer(serializers.ModelSerializer):
@@ -188,14 +188,25 @@ class ParticipationSerializer(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     trap_score = serializers.FloatField(read_only=True, allow_null=True)
     bonus_total = serializers.DecimalField(max_digits=10, decimal_places=2, read_only=True)
+    reliability = serializers.SerializerMethodField(
+        help_text="Label reliability over the campaign's judgements: n, majority, dawid_skene, mace (factual labels) and "
+        "<method>_categories; null without sentences judged by two workers or more."
+    )
 
     class Meta:
         model = Participation
         fields = [
             "id", "worker", "campaign", "tutorial_done", "qualification_status", "qualification_attempts",
             "qualification_score", "is_blocked", "blocked_reason", "blocked_at", "trap_total", "trap_correct", "trap_score",
-            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "created_at",
+            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "reliability", "created_at",
         ]
+
+    @extend_schema_field(serializers.DictField(child=serializers.FloatField(allow_null=True), allow_null=True))
+    def get_reliability(self, participation: Participation) -> dict | None:
+        table = self.context.get("reliability")
+        if table is None:  # not computed for this view (e.g. a worker's detail across campaigns)
+            return None
+        return table.get(participation.worker_id)
 
 
 class WorkerSerializer(serializers.ModelSerializer):
@@ -253,8 +264,15 @@ class ScoringJobSerializer(serializers.Serializer):
 
 
 class ReportQuerySerializer(serializers.Serializer):
+    """The report's options: the same as ``manage.py report`` (``--split``, ``--dataset``, ``--system``, ``--no-partial``, ``--aggregation``)."""
+
     split = serializers.ChoiceField(choices=["all", "valid", "test"], default="all")
     dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
+    system = serializers.CharField(required=False, max_length=100, help_text="Only this system's summaries.")
+    aggregation = serializers.ChoiceField(
+        choices=["majority", "dawid_skene", "mace"], default="majority",
+        help_text="How sentence labels become FRANK's summary scores: majority (FRANK's rule), Dawid-Skene or MACE.",
+    )
     partial = serializers.BooleanField(default=True, help_text="Partial correlations controlling for system x dataset (FRANK).")
     spearman = serializers.ChoiceField(
         choices=["residuals", "ranks"], default="residuals",
@@ -276,7 +294,7 @@ class ExportQuerySerializer(serializers.Serializer):
         help_text="frank only: the whole zip (default) or one of its JSON files: summaries, sentences, articles.",
     )
     rows = serializers.CharField(
-        required=False, help_text=f"jsonl/csv only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
+        required=False, help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
     )
     split = serializers.ChoiceField(choices=["valid", "test"], required=False)
     dataset = serializers.ChoiceField(choices=Dataset.values, required=False)
@@ -285,6 +303,10 @@ class ExportQuerySerializer(serializers.Serializer):
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
     reveal_workers = serializers.BooleanField(default=False, help_text="Admins only: real worker ids instead of pseudonyms.")
+    license = serializers.RegexField(
+        r"^[A-Za-z0-9.+-]{1,64}$", required=False,
+        help_text="parquet only: license id for the dataset card (default: the campaign's license, else unknown).",
+    )
 
     def validate_rows(self, value: str) -> list[str]:
         kinds = [v.strip() for v in value.split(",") if v.strip()]
@@ -300,7 +322,7 @@ class ImportJobSerializer(serializers.ModelSerializer):
     class Meta:
         model = ImportJob
         fields = [
-            "id", "kind", "format", "campaign_slug", "campaign_kind", "original_name", "size", "status", "progress",
+            "id", "kind", "format", "campaign_slug", "campaign_kind", "options", "original_name", "size", "status", "progress",
             "report", "error", "created_at", "started_at", "finished_at",
         ]
 
@@ -312,9 +334,14 @@ class ImportJobSerializer(serializers.ModelSerializer):
 
 
 class ImportJobCreateSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl; csv (scores): .csv.")
-    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl", "csv"])
+    file = serializers.FileField(
+        help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl; scores csv: .csv."
+    )
+    format = serializers.ChoiceField(choices=["frank", "bump", "qags", "jsonl", "csv"], help_text="csv: metric scores only (kind=scores).")
     kind = serializers.ChoiceField(choices=["dataset", "scores"], default="dataset", help_text="scores: metric scores of an existing campaign.")
+    dataset = serializers.ChoiceField(
+        choices=Dataset.values, required=False, help_text="qags only: dataset of records that do not name one (default: from the file name, else other)."
+    )
     campaign = serializers.SlugField(max_length=80, help_text="Campaign slug (created by dataset imports when missing).")
     campaign_kind = serializers.ChoiceField(choices=CampaignKind.choices, required=False, allow_blank=True)
 
@@ -341,3 +368,32 @@ class TokenSerializer(serializers.Serializer):
     token = serializers.CharField()
     username = serializers.CharField()
     role = serializers.CharField()
+
+
+class ResearcherCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+    campaigns = serializers.ListField(
+        child=serializers.SlugField(max_length=80), required=False, default=list, help_text="Slugs of campaigns to grant."
+    )
+
+
+class InvitationSerializer(serializers.Serializer):
+    uid = serializers.CharField()
+    token = serializers.CharField()
+    url = serializers.CharField(help_text="The one-time page where the invitee sets a password.")
+    expires_in_seconds = serializers.IntegerField()
+
+
+class ResearcherSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    email = serializers.CharField(allow_blank=True)
+    is_active = serializers.BooleanField(help_text="False until the invitation is accepted.")
+    campaigns = serializers.ListField(child=serializers.CharField())
+    invitation = InvitationSerializer(required=False, help_text="Only in the answer that creates the researcher.")
+
+
+class InvitationAcceptSerializer(serializers.Serializer):
+    uid = serializers.CharField(max_length=64)
+    token = serializers.CharField(max_length=128)
+    password = serializers.CharField(max_length=128, style={"input_type": "password"}, trim_whitespace=False)

@@ -12,8 +12,10 @@ from django.utils import timezone
 
 from annotate.importers.base import ImportFailed
 from annotate.services.live_counts import close_assignments
+from annotate.services.researchers import ResearcherError, check_import_allowed, grant_imported_campaign
 from annotate.models import (
     Assignment,
+    Campaign,
     AssignmentStatus,
     ImportJob,
     ImportStatus,
@@ -50,12 +52,19 @@ def check_upload_size(size: int | None) -> None:
         raise UploadTooLarge(f"the upload is {size} bytes; the limit is {limit} bytes (FACTLAB_MAX_UPLOAD_BYTES)")
 
 
-def create_import_job(*, kind: str, fmt: str, campaign_slug: str, campaign_kind: str, upload: UploadedFile, user) -> ImportJob:
+def create_import_job(
+    *, kind: str, fmt: str, campaign_slug: str, campaign_kind: str, upload: UploadedFile, user, options: dict | None = None
+) -> ImportJob:
     """Store the uploaded file under MEDIA_ROOT, record the job, and queue its task once committed.
 
-    Raises ``ValueError`` for a format/kind pair that does not exist or a file with the wrong ending, and
-    :class:`UploadTooLarge` above the size limit (nothing is stored then).
+    Raises ``ValueError`` for a format/kind pair that does not exist or a file with the wrong ending,
+    :class:`UploadTooLarge` above the size limit, and for researchers the refusals of
+    ``annotate.services.researchers.check_import_allowed`` (nothing is stored then).
     """
+    options = {k: v for k, v in (options or {}).items() if v}
+    if options.get("dataset") and (kind, fmt) != ("dataset", "qags"):
+        raise ValueError("dataset: applies to qags dataset imports only")
+    check_import_allowed(user, kind=kind, campaign_slug=campaign_slug)
     suffixes = UPLOAD_SUFFIXES.get((kind, fmt))
     if suffixes is None:
         known = ", ".join(f"{k}/{f}" for k, f in UPLOAD_SUFFIXES)
@@ -70,6 +79,7 @@ def create_import_job(*, kind: str, fmt: str, campaign_slug: str, campaign_kind:
         job = ImportJob(
             kind=kind, format=fmt, campaign_slug=campaign_slug, campaign_kind=campaign_kind or "",
             original_name=name[:255], size=upload.size or 0, created_by=user if user.is_authenticated else None,
+            options=options,
         )
         job.file.save(name, upload, save=False)
         job.save()
@@ -107,12 +117,16 @@ def execute_import_job(job_id: int) -> ImportJob:
 
     path = Path(job.file.path)
     try:
-        if job.kind == "scores":
-            report = import_scores(job.format, [path], campaign_slug=job.campaign_slug, progress=progress)
-        else:
-            report = import_dataset(
-                job.format, [path], campaign_slug=job.campaign_slug, campaign_kind=job.campaign_kind or None, progress=progress
-            )
+        with transaction.atomic():  # the researcher's grant commits with the import, or neither
+            _check_job_allowed(job)
+            if job.kind == "scores":
+                report = import_scores(job.format, [path], campaign_slug=job.campaign_slug, progress=progress)
+            else:
+                report = import_dataset(
+                    job.format, [path], campaign_slug=job.campaign_slug, campaign_kind=job.campaign_kind or None,
+                    progress=progress, **job_options(job),
+                )
+                grant_imported_campaign(job.created_by, job.campaign_slug)
     except ImportFailed as exc:
         error = exc.as_dict()
         error["file"] = job.original_name if error.get("file") in (None, str(path)) else Path(error["file"]).name
@@ -133,6 +147,21 @@ def execute_import_job(job_id: int) -> ImportJob:
     cache.delete(key)
     job.refresh_from_db()
     return job
+
+
+def _check_job_allowed(job: ImportJob) -> None:
+    """Re-check a researcher's right at run time (a slug may have been taken since the upload)."""
+    if job.created_by is None:
+        return
+    try:
+        check_import_allowed(job.created_by, kind=job.kind, campaign_slug=job.campaign_slug)
+    except (ResearcherError, Campaign.DoesNotExist) as exc:
+        raise ImportFailed(str(exc), field="campaign") from exc
+
+
+def job_options(job: ImportJob) -> dict:
+    """Importer options recorded with the job (e.g. QAGS's ``dataset``), as ``import_dataset`` keywords."""
+    return {k: v for k, v in (job.options or {}).items() if v}
 
 
 def block_worker(worker: Worker, reason: str) -> Worker:

@@ -27,6 +27,8 @@ app_name = "api"
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
+    path("auth/invitation/", views.InvitationAcceptView.as_view(), name="invitation-accept"),
+    path("researchers/", views.ResearcherListView.as_view(), name="researchers"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),

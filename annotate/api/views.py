@@ -34,6 +34,8 @@ from annotate.frank.exporter import (
     stream_frank_zip,
     stream_json_array,
 )
+from annotate.exporters.formats import format_misfit
+from annotate.exporters.parquet import Table, row_schema, stream_parquet_zip
 from annotate.exporters.tabular import (
     ROW_KINDS,
     ExportFilters,
@@ -57,9 +59,16 @@ from annotate.models import (
     Summary,
     Worker,
 )
-from annotate.roles import readable_campaigns, role_of
+from annotate.roles import RESEARCHER_GROUP, readable_campaigns, role_of
 from annotate.services.campaigns import CampaignStateError, set_campaign_status
 from annotate.services.participation import block_participation, unblock_participation
+from annotate.services.researchers import (
+    InvitationInvalid,
+    ResearcherError,
+    accept_invitation,
+    create_researcher,
+    invitation_for,
+)
 
 from . import filters, serializers
 from .pagination import IdCursorPagination, StandardPagination
@@ -326,6 +335,14 @@ class ParticipationViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     filterset_class = filters.ParticipationFilter
     pagination_class = StandardPagination
 
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if not self.fake():
+            from metrics_service.label_reliability import campaign_worker_reliability
+
+            context["reliability"] = campaign_worker_reliability(self.campaign)
+        return context
+
     def get_queryset(self):
         if self.fake():
             return Participation.objects.none()
@@ -467,7 +484,8 @@ class ReportView(CampaignScoped, APIView):
         options = query.validated_data
         try:
             report, progress = request_report(
-                self.campaign, split=options["split"], dataset=options.get("dataset"), partial=options["partial"],
+                self.campaign, split=options["split"], dataset=options.get("dataset"), system=options.get("system"),
+                partial=options["partial"], aggregation=options["aggregation"],
                 spearman=options["spearman"], auc_references=options["auc_references"],
                 include_incomplete=options["include_incomplete"],
             )
@@ -492,7 +510,10 @@ class _IgnoreFormatParameter(DefaultContentNegotiation):
 
 
 class ExportView(CampaignScoped, APIView):
-    """Stream the campaign's data (``frank`` zip, ``bump`` JSON, ``jsonl`` or ``csv`` rows); see docs/api.md."""
+    """Stream the campaign's data (``frank`` zip, ``bump`` JSON, ``jsonl`` or ``csv`` rows, ``parquet`` dataset zip); see docs/api.md.
+
+    A protocol format that does not fit the campaign's kind (``bump`` for FRANK, ``frank`` for BUMP) is 400.
+    """
 
     renderer_classes = [JSONRenderer]
     content_negotiation_class = _IgnoreFormatParameter
@@ -515,6 +536,13 @@ class ExportView(CampaignScoped, APIView):
         )
         fmt = options["format"]
         reveal = options["reveal_workers"]
+        misfit = format_misfit(fmt, campaign.kind)
+        if misfit:
+            return Response({"format": [misfit]}, status=status.HTTP_400_BAD_REQUEST)
+        if fmt == "parquet":
+            tables = _parquet_tables(campaign, export_filters, kinds=options.get("rows") or ROW_KINDS, reveal=reveal, admin=admin)
+            chunks = stream_parquet_zip(campaign, tables, license_id=options.get("license"))
+            return self._stream(chunks, "application/zip", f"{campaign.slug}-parquet.zip")
         if fmt == "frank":
             if options["file"] == "zip":
                 return self._stream(stream_frank_zip(campaign, export_filters, reveal_workers=reveal, include_gold=admin), "application/zip", f"{campaign.slug}-frank.zip")
@@ -537,20 +565,51 @@ class ExportView(CampaignScoped, APIView):
         return response
 
 
+def _parquet_tables(campaign: Campaign, export_filters: ExportFilters, *, kinds, reveal: bool, admin: bool) -> list[Table]:
+    """The row tables of the jsonl/csv export, plus the protocol's own table (FRANK summary scores, BUMP pairs)."""
+    descriptions = {
+        "judgements": "one row per sentence judgement", "edits": "one row per BUMP edit (collected or imported pair)",
+        "scores": "one row per metric score",
+    }
+    tables = [
+        Table(kind, iter_rows(campaign, export_filters, kinds=[kind], reveal_workers=reveal), descriptions[kind], row_schema(kind))
+        for kind in ROW_KINDS if kind in kinds
+    ]
+    if not format_misfit("frank", campaign.kind):
+        from annotate.frank.exporter import iter_summary_records
+
+        tables.append(Table("summaries", iter_summary_records(campaign, export_filters), "FRANK's human_annotations.json: one row per summary"))
+    elif not format_misfit("bump", campaign.kind):
+        from annotate.bump.exporter import iter_bump_records
+
+        pairs = ({k: v for k, v in r.items() if k != "scores"} | r["scores"] for r in iter_bump_records(campaign))
+        tables.append(Table("pairs", pairs, "BUMP's task format: one row per minimal pair, scores as <Metric>_reference/_edited columns"))
+    return tables
+
+
 # --------------------------------------------------------------------------- imports
 
 
 class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Uploads of dataset or metric-score files, imported by a Celery task; the detail is the status report (admins)."""
+    """Uploads of dataset or metric-score files, imported by a Celery task; the detail is the status report.
 
-    permission_classes = [IsAdmin]
+    Admins see every job; researchers see their own, create campaigns from uploads (granted to them) and
+    upload metric scores to campaigns granted to them.
+    """
+
+    permission_classes = [IsResearcherOrAdmin]
     serializer_class = serializers.ImportJobSerializer
     filterset_class = filters.ImportJobFilter
     pagination_class = StandardPagination
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
-        return ImportJob.objects.all().order_by("-created_at", "-id")
+        jobs = ImportJob.objects.all()
+        if getattr(self, "swagger_fake_view", False):
+            return jobs.none()
+        if not is_admin(self.request.user):
+            jobs = jobs.filter(created_by=self.request.user)
+        return jobs.order_by("-created_at", "-id")
 
     @extend_schema(
         request={"multipart/form-data": serializers.ImportJobCreateSerializer},
@@ -574,7 +633,10 @@ class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
             job = create_import_job(
                 kind=data["kind"], fmt=data["format"], campaign_slug=data["campaign"],
                 campaign_kind=data.get("campaign_kind") or "", upload=data["file"], user=request.user,
+                options={"dataset": data.get("dataset")},
             )
+        except Campaign.DoesNotExist as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_404_NOT_FOUND)
         except UploadTooLarge as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         except ValueError as exc:
@@ -582,3 +644,71 @@ class ImportJobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         job.refresh_from_db()
         return Response(self.get_serializer(job).data, status=status.HTTP_202_ACCEPTED)
 
+
+
+# --------------------------------------------------------------------------- researchers and invitations
+
+
+def _researcher_body(user, invitation=None) -> dict:
+    body = {
+        "username": user.get_username(), "email": user.email, "is_active": user.is_active,
+        "campaigns": sorted(user.granted_campaigns.values_list("slug", flat=True)),
+    }
+    if invitation is not None:
+        body["invitation"] = {
+            "uid": invitation.uid, "token": invitation.token, "expires_in_seconds": invitation.expires_in_seconds,
+            "url": invitation.path,
+        }
+    return body
+
+
+class ResearcherListView(APIView):
+    """Researchers (GET) and new researchers with a one-time invitation link (POST), admins only."""
+
+    permission_classes = [IsAdmin]
+
+    @extend_schema(responses=serializers.ResearcherSerializer(many=True))
+    def get(self, request):
+        from django.contrib.auth import get_user_model
+
+        users = get_user_model().objects.filter(groups__name=RESEARCHER_GROUP).order_by("username").prefetch_related("granted_campaigns")
+        return Response([_researcher_body(u) for u in users])
+
+    @extend_schema(request=serializers.ResearcherCreateSerializer, responses={201: serializers.ResearcherSerializer})
+    def post(self, request):
+        body = serializers.ResearcherCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        from django.contrib.auth import get_user_model
+
+        if get_user_model().objects.filter(username=data["username"]).exists():
+            return Response({"username": [f"{data['username']!r} already exists"]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            user = create_researcher(data["username"], email=data["email"], campaigns=data["campaigns"])
+        except ResearcherError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        invitation = invitation_for(user)
+        answer = _researcher_body(user, invitation)
+        answer["invitation"]["url"] = request.build_absolute_uri(invitation.path)
+        return Response(answer, status=status.HTTP_201_CREATED)
+
+
+class InvitationAcceptView(APIView):
+    """The invitee sets a password with the invitation's ``uid`` and ``token`` and receives an API token."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(request=serializers.InvitationAcceptSerializer, responses={200: serializers.TokenSerializer})
+    def post(self, request):
+        body = serializers.InvitationAcceptSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            user = accept_invitation(data["uid"], data["token"], data["password"])
+        except InvitationInvalid as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        except ResearcherError as exc:
+            return Response({"password": [str(exc).removeprefix("password: ")]}, status=status.HTTP_400_BAD_REQUEST)
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key, "username": user.get_username(), "role": role_of(user)})

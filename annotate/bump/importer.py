@@ -51,9 +51,12 @@ def _parse(record: RecordReader) -> dict:
             raise record.fail(f"score {key!r} is not a number", "scores")
         parsed_scores.append((metric, side, float(value)))
     pair_id = str(record.get("id", "")) or hashlib.sha1(f"{edited_text}\x00{error_type}".encode()).hexdigest()[:16]
+    # The source's own id and label strings, written back verbatim by the BUMP export.
+    source = {k: record.get(k) for k in ("id", "error_type", "corrected_error_type") if k in record.record}
     return {
         "article_id": article_id, "article": article, "reference": reference_text, "edited": edited_text,
         "error_type": error_type, "corrected": corrected, "scores": parsed_scores, "pair_id": pair_id,
+        "source": source,
     }
 
 
@@ -80,6 +83,7 @@ def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | 
                     reference, f"bump:{p['pair_id']}", system="human-edit", text=p["edited"],
                     sentences=lambda: store.sentences.split(p["edited"]), requested_error_type=p["error_type"],
                     corrected_error_type=p["corrected"],
+                    metadata={"bump": p["source"]},
                 )
                 for metric, side, value in p["scores"]:
                     store.score(reference if side == "reference" else edited, metric, value)

@@ -22,6 +22,7 @@ from annotate.models import (
     MetricScore,
     Participation,
     SentenceJudgement,
+    Summary,
 )
 
 from .pseudonyms import WorkerNamer
@@ -154,8 +155,10 @@ def iter_rows(
                 "system": r["source_summary__system"], "worker": name(r["worker_id"]),
                 "requested_error_type": r["requested_error_type"], "corrected_error_type": r["corrected_error_type"],
                 "not_applicable": r["is_not_applicable"], "edited_summary_id": r["edited_summary_id"], "edit_text": r["text"],
-                "word_distance": r["word_distance"], "review_status": r["review_status"], "created_at": _iso(r["created_at"]),
+                "word_distance": r["word_distance"], "review_status": r["review_status"], "source": "collected",
+                "created_at": _iso(r["created_at"]),
             }
+        yield from imported_pair_rows(campaign, filters, base, chunk_size=chunk_size)
     if "scores" in kinds:
         rows = campaign_scores(campaign, filters).order_by("id").values(
             "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
@@ -169,6 +172,40 @@ def iter_rows(
                 "metric": r["metric"], "config_key": r["config_key"], "value": r["value"], "source": r["source"],
                 "created_at": _iso(r["created_at"]),
             }
+
+
+def imported_pairs(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
+    """Edited summaries that came with an import (a BUMP file), not from an edit collected here."""
+    filters = filters or ExportFilters()
+    queryset = Summary.objects.filter(document__campaign=campaign, edited_from__isnull=False, edit_record__isnull=True)
+    queryset = filter_by_document(queryset, filters, "document")
+    if filters.system is not None:
+        queryset = queryset.filter(edited_from__system=filters.system)
+    if filters.worker_status == "blocked":
+        return queryset.none()  # no worker made them
+    if filters.since is not None:
+        queryset = queryset.filter(created_at__gte=filters.since)
+    if filters.until is not None:
+        queryset = queryset.filter(created_at__lte=filters.until)
+    return queryset
+
+
+def imported_pair_rows(
+    campaign: Campaign, filters: ExportFilters, base: dict[str, Any], *, chunk_size: int = CHUNK_SIZE
+) -> Iterator[dict[str, Any]]:
+    """``edit`` rows with ``source=imported`` for imported minimal pairs (no worker, no review of ours)."""
+    rows = imported_pairs(campaign, filters).order_by("id").values(
+        "id", "edited_from_id", "edited_from__system", "document__external_id", "document__dataset", "document__split",
+        "requested_error_type", "corrected_error_type", "text", "created_at",
+    )
+    for r in rows.iterator(chunk_size=chunk_size):
+        yield {
+            **base, "record_type": "edit", "campaign": campaign.slug, "document_id": r["document__external_id"],
+            "dataset": r["document__dataset"], "split": r["document__split"], "summary_id": r["edited_from_id"],
+            "system": r["edited_from__system"], "requested_error_type": r["requested_error_type"],
+            "corrected_error_type": r["corrected_error_type"], "not_applicable": False, "edited_summary_id": r["id"],
+            "edit_text": r["text"], "source": "imported", "created_at": _iso(r["created_at"]),
+        }
 
 
 def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

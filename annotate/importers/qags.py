@@ -1,8 +1,13 @@
 """QAGS MTurk importer (Wang et al., 2020): per-sentence yes/no answers of several workers.
 
 JSON lines, each ``{"article": str, "summary_sentences": [{"sentence": str, "responses":
-[{"worker_id": id, "response": "yes"|"no"}]}]}``, optionally with ``id``, ``model`` or ``system``.
+[{"worker_id": id, "response": "yes"|"no"}]}]}``, optionally with ``id``, ``model`` or ``system`` and
+``dataset`` (``cnndm``, ``xsum``, or ``bbc`` as FRANK writes XSum).
 Workers are created with provider ``qags`` so agreement can be computed on their judgements.
+
+The document's dataset is, in this order: the record's ``dataset``; the ``dataset`` option
+(``import_dataset --dataset``, API field ``dataset``); the file name (QAGS releases ``mturk_cnndm.jsonl``
+and ``mturk_xsum.jsonl``); else ``other`` (never a guess).
 """
 from __future__ import annotations
 
@@ -12,13 +17,28 @@ from pathlib import Path
 
 from annotate.models import CampaignKind, Dataset
 
-from .base import RecordReader, iter_json_lines
+from .base import ImportFailed, RecordReader, iter_json_lines
 from .store import Store
 
 
-def import_qags(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
+DATASET_ALIASES = {"cnndm": Dataset.CNNDM, "cnn_dm": Dataset.CNNDM, "cnn": Dataset.CNNDM, "xsum": Dataset.XSUM, "bbc": Dataset.XSUM}
+
+
+def dataset_from_name(path: Path) -> str | None:
+    """``xsum``/``cnndm`` when the file name says so (``mturk_xsum.jsonl``), else None."""
+    name = path.name.lower()
+    hits = {dataset for alias, dataset in DATASET_ALIASES.items() if alias in name}
+    return hits.pop() if len(hits) == 1 else None
+
+
+def import_qags(
+    store: Store, paths: list[Path], progress: Callable[[int, int | None], None], *, dataset: str | None = None
+) -> None:
+    if dataset is not None and dataset not in Dataset.values:
+        raise ImportFailed(f"unknown dataset {dataset!r}; expected one of {', '.join(Dataset.values)}", field="dataset")
     done = 0
     for path in paths:
+        file_dataset = dataset or dataset_from_name(path) or Dataset.OTHER
         for line, raw in iter_json_lines(path):
             record = RecordReader(raw, path=path, index=f"line {line}")
             article = record.text("article")
@@ -44,9 +64,14 @@ def import_qags(store: Store, paths: list[Path], progress: Callable[[int, int | 
                     if answer not in ("yes", "no"):
                         raise record.fail(f"response must be 'yes' or 'no', got {response.get('response')!r}", where)
                     answers.append((s_index, str(response["worker_id"]), answer == "yes"))
+            record_dataset = file_dataset
+            if record.get("dataset") is not None:
+                record_dataset = DATASET_ALIASES.get(str(record.get("dataset")).strip().lower())
+                if record_dataset is None:
+                    raise record.fail(f"unknown dataset {record.get('dataset')!r}; expected cnndm, xsum or bbc", "dataset")
             external_id = str(record.get("id") or hashlib.sha1(article.encode()).hexdigest()[:20])
             document = store.document(
-                external_id, dataset=Dataset.CNNDM, text=article, sentences=lambda: store.sentences.split(article),
+                external_id, dataset=record_dataset, text=article, sentences=lambda: store.sentences.split(article),
                 metadata={"source": "qags"},
             )
             system = str(record.get("model") or record.get("system") or "qags")

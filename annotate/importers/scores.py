@@ -105,3 +105,4 @@ def import_csv_scores(store: Store, paths: list[Path], progress: Callable[[int, 
             store.report.records += 1
             done += 1
             progress(done, None)
+

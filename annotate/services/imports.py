@@ -25,6 +25,7 @@ DATASET_FORMATS: dict[str, Callable] = {
     "qags": import_qags,
     "jsonl": import_jsonl,
 }
+DATASET_OPTION_FORMATS = ("qags",)  # importers that take ``dataset=`` for records without one
 SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores, "csv": import_csv_scores}
 DEFAULT_KIND = {"frank": CampaignKind.FRANK, "bump": CampaignKind.BUMP_TAXONOMY, "qags": CampaignKind.FRANK, "jsonl": CampaignKind.FRANK}
 
@@ -51,16 +52,20 @@ def import_dataset(
     campaign_kind: str | None = None,
     campaign_name: str | None = None,
     progress: ProgressCallback | None = None,
+    dataset: str | None = None,
 ) -> ImportReport:
     """Import ``paths`` in format ``fmt`` into the campaign ``campaign_slug`` (created if missing).
 
     ``campaign_kind`` applies only when the campaign is created (default: FRANK for frank/qags/jsonl,
-    BUMP taxonomy for bump).
+    BUMP taxonomy for bump). ``dataset`` is the QAGS importer's dataset for records that do not name one.
     """
     if fmt not in DATASET_FORMATS:
         raise ImportFailed(f"unknown format {fmt!r}; expected one of {', '.join(DATASET_FORMATS)}")
     if campaign_kind is not None and campaign_kind not in CampaignKind.values:
         raise ImportFailed(f"unknown campaign kind {campaign_kind!r}; expected one of {', '.join(CampaignKind.values)}")
+    options = {"dataset": dataset} if dataset else {}
+    if options and fmt not in DATASET_OPTION_FORMATS:
+        raise ImportFailed(f"the dataset option applies to {', '.join(DATASET_OPTION_FORMATS)} imports only", field="dataset")
     resolved = _check_paths(paths)
     report = ImportReport(campaign=campaign_slug, format=fmt)
     with transaction.atomic():
@@ -70,7 +75,7 @@ def import_dataset(
         )
         report.count("campaigns", created)
         store = Store(campaign, report)
-        DATASET_FORMATS[fmt](store, resolved, progress or _no_progress)
+        DATASET_FORMATS[fmt](store, resolved, progress or _no_progress, **options)
         store.flush()
     return report
 

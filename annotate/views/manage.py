@@ -59,14 +59,19 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
     slug = campaign.slug
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
+    from metrics_service.label_reliability import campaign_worker_reliability
     from metrics_service.services import campaign_scoring_jobs
 
+    workers = worker_table(campaign)
+    reliability = campaign_worker_reliability(campaign)
+    for row in workers:
+        row["reliability"] = reliability.get(row["worker"].pk)
     return render(request, "annotate/manage/campaign.html", {
         "campaign": campaign,
         "scoring_jobs": campaign_scoring_jobs(campaign),
         "metric_choices": PAGE_METRICS,
         "progress": campaign_progress(campaign),
-        "workers": worker_table(campaign),
+        "workers": workers,
         "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
         "entry_url": request.build_absolute_uri(reverse("annotate:campaign", args=[slug])),
         "study_links": study_links(campaign, request.build_absolute_uri(reverse("annotate:campaign", args=[slug]))),

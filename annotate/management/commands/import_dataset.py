@@ -16,6 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("--campaign", required=True, help="Campaign slug; created if missing.")
         parser.add_argument("--kind", choices=CampaignKind.values, help="Kind of a newly created campaign.")
         parser.add_argument("--name", help="Name of a newly created campaign.")
+        parser.add_argument("--dataset", choices=["cnndm", "xsum", "other"], help="qags: dataset of records that do not name one (default: from the file name, else other).")
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
@@ -24,6 +25,7 @@ class Command(BaseCommand):
             report = import_dataset(
                 options["format"], options["paths"], campaign_slug=options["campaign"],
                 campaign_kind=options["kind"], campaign_name=options["name"], progress=progress,
+                dataset=options["dataset"],
             )
         except ImportFailed as exc:
             raise CommandError(f"import failed, nothing was stored: {exc}") from exc

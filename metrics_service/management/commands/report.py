@@ -88,6 +88,10 @@ class Command(BaseCommand):
                             help="BUMP AUC positives: each pair's reference (BUMP, default) or each reference once.")
         parser.add_argument("--include-incomplete", action="store_true",
                             help="Let metrics whose job runs or whose coverage is partial enter the comparisons.")
+        parser.add_argument(
+            "--aggregation", default="majority", choices=["majority", "dawid_skene", "mace"],
+            help="How sentence labels are aggregated into FRANK's summary scores (default: majority, as in FRANK).",
+        )
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
 
     def handle(self, *args, **options):
@@ -95,7 +99,7 @@ class Command(BaseCommand):
             report = get_or_compute_report(
                 options["campaign"], split=options["split"], dataset=options["dataset"],
                 system=options["system"], partial=not options["no_partial"], spearman=options["spearman"],
-                auc_references=options["auc_references"], include_incomplete=options["include_incomplete"],
+                auc_references=options["auc_references"], include_incomplete=options["include_incomplete"], aggregation=options["aggregation"],
             )
         except ReportError as exc:
             raise CommandError(str(exc)) from exc
