@@ -20,10 +20,11 @@ from metrics_service.report import (
 def compute_report(
     campaign_slug: str, split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True,
     spearman: str = "residuals", auc_references: str = "per_pair", include_incomplete: bool = False,
+    aggregation: str = "majority",
 ) -> dict:
     """Compute (or fetch from the cache) the report of ``campaign_slug`` and return it as JSON data."""
     campaign = resolve_campaign(campaign_slug)
-    options = normalize_options(split, dataset, system, partial, spearman, auc_references, include_incomplete)
+    options = normalize_options(split, dataset, system, partial, spearman, auc_references, include_incomplete, aggregation)
 
     def progress(step: int, total: int, section: str) -> None:
         set_report_progress(campaign, options, state="running", step=step, total=total, section=section)
