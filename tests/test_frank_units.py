@@ -127,7 +127,9 @@ def test_generate_traps_for_new_documents():
 def test_relevance_ranks_by_lexical_similarity():
     article = ["The council approved the budget.", "Schools will open in 2026.", "It rained on Monday."]
     assert relevant_sentences(article, ["The budget was approved by the council", "Rain fell Monday"], 1) == [[0], [2]]
-    assert relevant_sentences(article, ["zebra"], 2) == [[]]
+    # One rule for every sentence: always k underlines, even with no word in common (no sentence stands out).
+    assert relevant_sentences(article, ["zebra"], 2) == [[0, 1]]
+    assert relevant_sentences(article, ["the"], 5) == [[0, 1, 2]]
     assert relevant_sentences(article, ["budget"], 0) == [[]]
 
 

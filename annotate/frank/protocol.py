@@ -31,7 +31,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.nlp import named_entities, split_sentences
-from annotate.frank.relevance import relevant_sentences
+from annotate.frank.page import choose_traps, present_page
 from annotate.services.errors import (
     AssignmentClosed,
     InvalidSubmission,
@@ -199,44 +199,46 @@ def build_layout(document: Document, trap_rate: float, rng: random.Random) -> di
     """The page layout of an item: summaries in a shuffled order, traps on a ``trap_rate`` share of them.
 
     The number of traps is ``trap_rate * n`` rounded stochastically (so its mean is exact) and the traps are
-    spread over randomly chosen summaries, each trap appended after the summary's last sentence.
+    spread over randomly chosen summaries, each trap appended after the summary's last sentence. Which trap
+    goes where follows :func:`annotate.frank.page.choose_traps` (never one repeating a shown sentence).
     """
     summaries = task_summaries(document)
     rng.shuffle(summaries)
     n = len(summaries)
     wanted = min(n, math.floor(trap_rate * n + rng.random())) if trap_rate > 0 else 0
     traps = _traps_for(document) if wanted else []
-    rng.shuffle(traps)
-    with_trap = set(rng.sample(range(n), min(wanted, n))) if traps else set()
-    rows, t = [], 0
-    for position, summary in enumerate(summaries):
-        trap_id = None
-        if position in with_trap:
-            trap_id = traps[t % len(traps)].pk
-            t += 1
-        rows.append({"summary": summary.pk, "sentences": len(summary_sentences(summary)), "trap": trap_id})
+    slots = sorted(rng.sample(range(n), min(wanted, n))) if traps else []
+    sentences = [summary_sentences(s) for s in summaries]
+    trap_of = choose_traps(sentences, [(t.pk, t.text, t.code != "F0") for t in traps], slots, rng) if slots else {}
+    rows = [
+        {"summary": summary.pk, "sentences": len(sentences[p]), "trap": trap_of.get(p)}
+        for p, summary in enumerate(summaries)
+    ]
     return {"summaries": rows, "entity": _entity_question(document, rng)}
 
 
 def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
-    """Everything the annotation page shows, and nothing else (no trap marks, no entity answer)."""
+    """Everything the annotation page shows, and nothing else (no trap marks, no entity answer).
+
+    Texts go through the presentation layer (:func:`annotate.frank.page.present_page`): detokenised, each
+    trap in its summary's style, the same number of underlines for every sentence.
+    """
     document = assignment.item.document
     layout = assignment.layout
     article = document.sentences or split_sentences(document.text)
     by_id = {s.pk: s for s in Summary.objects.filter(pk__in=[r["summary"] for r in layout["summaries"]])}
     trap_text = dict(Trap.objects.filter(pk__in=[r["trap"] for r in layout["summaries"] if r["trap"]]).values_list("pk", "text"))
-    summaries = []
-    for row in layout["summaries"]:
-        sentences = summary_sentences(by_id[row["summary"]])[: row["sentences"]]
-        if row["trap"]:
-            sentences.append(trap_text[row["trap"]])
-        relevant = relevant_sentences(article, sentences, relevant_k)
-        summaries.append({"sentences": [{"text": s, "relevant": r} for s, r in zip(sentences, relevant)]})
+    shown_article, pages = present_page(
+        article,
+        [summary_sentences(by_id[row["summary"]])[: row["sentences"]] for row in layout["summaries"]],
+        [trap_text[row["trap"]] if row["trap"] else None for row in layout["summaries"]],
+        relevant_k,
+    )
     entity = layout.get("entity")
     return {
         "assignment": assignment.pk,
-        "article": article,
-        "summaries": summaries,
+        "article": shown_article,
+        "summaries": [{"sentences": page} for page in pages],
         "entity_options": entity["options"] if entity else [],
         "entity_done": (entity is None) or assignment.entity_correct is True,
         "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
