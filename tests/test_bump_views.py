@@ -144,8 +144,9 @@ def test_review_page_pages_both_lists_and_returns_to_the_page_decided_on(client,
     second = client.get("/c/t1/bump/review/?page=2").content.decode()
     assert second.count('class="card review-edit"') == 5 and "<ins>Firm29</ins>" in second
     last = Edit.objects.order_by("-id").first()
-    back = client.post(f"/c/t1/bump/review/edit/{last.pk}/", {"action": "accept", "page": "2", "reviewed_page": "1"})
-    assert back.status_code == 302 and back["Location"] == "/c/t1/bump/review/?page=2&reviewed_page=1"
+    back = client.post(f"/c/t1/bump/review/edit/{last.pk}/", {"action": "accept", "page": "2", "reviewed_page": "1", "position": "4"})
+    # Back where the reviewer was: same pages, scrolled to the queue position decided on.
+    assert back.status_code == 302 and back["Location"] == "/c/t1/bump/review/?page=2&reviewed_page=1#queue-4"
     after = client.get(back["Location"]).content.decode()
     assert "Waiting for review (29)" in after and "Reviewed (1)" in after and f'id="reviewed-{last.pk}"' in after
     assert client.get("/c/t1/bump/review/?page=99").status_code == 200  # out of range: the last page, no error
