@@ -257,6 +257,8 @@ class QualificationAttempt(models.Model):
     answers = models.JSONField(default=dict)
     score = models.FloatField()
     passed = models.BooleanField()
+    # Keyed hash of the network address (services.participation.client_address): attempts per address.
+    address = models.CharField(max_length=64, blank=True, default="", db_index=True)
     submitted_at = models.DateTimeField(auto_now_add=True)
 
 

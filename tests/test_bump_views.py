@@ -56,7 +56,7 @@ def test_taxonomy_qualification_incomplete_then_wrong_then_right(client, task1):
     assert 'value="{}" selected'.format(RIGHT_TYPES["q1"]) in partial.content.decode()  # the answers stay
     assert get_participation(worker, task1).qualification_attempts == 0
     wrong = client.post("/c/t1/bump/qualification/", {**RIGHT_TYPES, "q2": "intrinsic_predicate"})
-    assert "did not pass" in wrong.content.decode() and "86%" in wrong.content.decode()
+    assert "did not pass" in wrong.content.decode() and "86%" not in wrong.content.decode()  # pass or fail only
     right = client.post("/c/t1/bump/qualification/", RIGHT_TYPES)
     assert "You passed" in right.content.decode()
     assert get_participation(worker, task1).qualification_status == QualificationStatus.PASSED

@@ -28,6 +28,7 @@ from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
+    client_address,
     get_participation,
     qualification_attempts_left,
     record_qualification,
@@ -75,7 +76,7 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
                "pass_score": campaign.qualification_pass_score}
     result_template = "annotate/bump/qualification_result.html"
     if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
-        return render(request, result_template, {**context, "passed": True, "score": participation.qualification_score})
+        return render(request, result_template, {**context, "passed": True})
     if request.method == "POST":
         try:
             scorer = bump_content.score_taxonomy if _is_taxonomy(campaign) else bump_content.score_accuracy
@@ -85,15 +86,15 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
             except bump_content.QualificationAnswerError as exc:
                 raise InvalidSubmission(str(exc)) from exc
             passed = score >= campaign.qualification_pass_score
-            record_qualification(participation, score=score, passed=passed, answers=answers)
+            record_qualification(participation, score=score, passed=passed, answers=answers, address=client_address(request))
         except WorkflowError as exc:
             extra = _qualification_context(campaign, request.POST)
             return render(request, extra["template"], {**context, **extra, "error": exc.message,
                                                        "attempts_left": qualification_attempts_left(participation)}, status=exc.status_code)
-        return render(request, result_template, {**context, "passed": passed, "score": score,
+        return render(request, result_template, {**context, "passed": passed,
                                                  "attempts_left": qualification_attempts_left(participation)})
     if participation.qualification_status == QualificationStatus.FAILED or qualification_attempts_left(participation) <= 0:
-        return render(request, result_template, {**context, "passed": False, "score": participation.qualification_score, "attempts_left": 0})
+        return render(request, result_template, {**context, "passed": False, "attempts_left": 0})
     extra = _qualification_context(campaign)
     return render(request, extra["template"], {**context, **extra, "attempts_left": qualification_attempts_left(participation)})
 

@@ -6,9 +6,12 @@ sentences but no key.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
+import random
 from dataclasses import dataclass
 
-from annotate.frank.typology import BY_CODE
+from annotate.frank.typology import BY_CODE, CODES
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,85 @@ TUTORIAL = Exercise(
         ),
     ),
 )
+
+# The default qualification: one article and a pool of keyed sentences, several per error category. Each
+# worker (and each of their attempts) gets a random subset covering every category (qualification_for),
+# so no fixed key exists to be recovered by trying identities.
+QUALIFICATION_ARTICLE = (
+    "A fire broke out at a chemical plant in Northfield on Saturday night, officials said.",
+    "About 200 residents were evacuated from nearby homes as a precaution.",
+    "Firefighters brought the blaze under control after six hours.",
+    "No one was injured, but two workers were treated for smoke inhalation.",
+    "The plant, owned by Larsen Industries, produces cleaning products.",
+    "Company spokesman David Okafor said he did not yet know what caused the fire.",
+    "The plant will remain closed until an investigation is completed.",
+)
+QUALIFICATION_POOL: tuple[KeySentence, ...] = (
+    K("A fire broke out at a chemical plant in Northfield on Saturday night."),
+    K("About 200 residents were evacuated as a precaution."),
+    K("Larsen Industries' plant produces cleaning products."),
+    K("No one was injured in the fire."),
+    K("The plant will stay closed until an investigation is completed."),
+    K("Firefighters controlled the blaze after six hours."),
+    K("Two workers were treated for smoke inhalation."),
+    K("David Okafor said he did not yet know the cause of the fire."),
+    K("Firefighters needed two days to control the blaze.", "CircE"),
+    K("The fire broke out on Sunday morning.", "CircE"),
+    K("A fire broke out at a chemical plant in Southfield.", "CircE"),
+    K("The plant is owned by David Okafor.", "EntE"),
+    K("Officials at Larsen Industries evacuated 200 firefighters.", "EntE"),
+    K("The plant, owned by Northfield, produces cleaning products.", "EntE"),
+    K("Two workers died from smoke inhalation.", "RelE"),
+    K("Firefighters started the blaze at the plant.", "RelE"),
+    K("David Okafor said he knew what caused the fire.", "RelE"),
+    K("The fire was caused by an electrical fault in the warehouse.", "OutE"),
+    K("The plant employs 350 people from Northfield.", "OutE"),
+    K("Larsen Industries will pay compensation to the residents.", "OutE"),
+    K("The plant will remain closed because no one was injured.", "LinkE"),
+    K("Residents were evacuated because the plant produces cleaning products.", "LinkE"),
+    K("Two workers were treated because the plant will remain closed.", "LinkE"),
+    K("She said the cause of the fire was not yet known.", "CorefE"),
+    K("They said she did not know what caused the fire.", "CorefE"),
+    K("Its spokesman said she would investigate.", "CorefE"),
+    K("Northfield evacuated plant the fire residents hours six.", "GramE"),
+    K("Smoke workers two inhalation the treated were for.", "GramE"),
+    K("Cleaning the produces plant Larsen products owned.", "GramE"),
+    K("About 200 residents, more than a thousand people, were evacuated.", "OtherE"),
+    K("The six-hour fire lasted most of a week.", "OtherE"),
+    K("Two workers, the only people at the plant, were among the many injured.", "OtherE"),
+)
+QUALIFICATION_FACTUAL_PER_TEST = 5
+QUALIFICATION_SUMMARY_SIZE = 4
+
+
+def pool_problems(pool: tuple[KeySentence, ...], factual_per_test: int) -> list[str]:
+    """What keeps a pool from giving every worker a test that covers every category (empty: fine)."""
+    problems = [f"no sentence of category {code}" for code in CODES if not any(k.category == code for k in pool)]
+    factual = sum(1 for k in pool if k.factual)
+    if factual < factual_per_test:
+        problems.append(f"{factual} correct sentences; at least {factual_per_test} are needed")
+    return problems
+
+
+def qualification_for(secret: str, campaign_id: int, worker_id: int, attempt: int) -> Exercise:
+    """The qualification test of one worker's attempt: one pool sentence per category and
+    ``QUALIFICATION_FACTUAL_PER_TEST`` correct ones, shuffled into summaries of four or five sentences.
+
+    Drawn with a keyed hash of (campaign, worker, attempt): the same on every page load and on scoring,
+    different between workers and attempts, and not predictable without the server's secret.
+    """
+    digest = hmac.new(secret.encode(), f"frank-qualification:{campaign_id}:{worker_id}:{attempt}".encode(), hashlib.sha256).digest()
+    rng = random.Random(digest)
+    chosen = [rng.choice([k for k in QUALIFICATION_POOL if k.category == code]) for code in CODES]
+    chosen += rng.sample([k for k in QUALIFICATION_POOL if k.factual], QUALIFICATION_FACTUAL_PER_TEST)
+    rng.shuffle(chosen)
+    n = len(chosen) // QUALIFICATION_SUMMARY_SIZE
+    summaries = tuple(tuple(chosen[i::n]) for i in range(n))
+    return Exercise(title="Fire at a chemical plant", article=QUALIFICATION_ARTICLE, summaries=summaries)
+
+
+assert not pool_problems(QUALIFICATION_POOL, QUALIFICATION_FACTUAL_PER_TEST)
+
 
 QUALIFICATION = Exercise(
     title="Fire at a chemical plant",

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -79,18 +80,38 @@ def parse_answer(raw: Any, where: str) -> tuple[bool, list[str], float | None]:
     return factual, categories, seconds
 
 
-def trap_answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
-    """FRANK's continuous evaluation: the Yes/No matches and, for an erroneous trap, its category is selected."""
+MAX_CATEGORIES_PER_ANSWER = 2
+
+
+def answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
+    """The one scoring rule of tutorial, qualification and trap sentences (stated in the instructions).
+
+    The Yes/No matches and, for an erroneous sentence, its error category is among those selected ("every
+    kind of error that applies"), with at most ``MAX_CATEGORIES_PER_ANSWER`` selected, so ticking every
+    category is not a way to be right.
+    """
     if factual != expected_factual:
         return False
-    return expected_factual or not expected_category or expected_category in categories
+    if expected_factual or not expected_category:
+        return True
+    return expected_category in categories and len(categories) <= MAX_CATEGORIES_PER_ANSWER
+
+
+def trap_answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
+    """FRANK's continuous evaluation, by the one rule (:func:`answer_correct`)."""
+    return answer_correct(expected_factual, expected_category, factual, categories)
 
 
 def key_answer_correct(key: frank_content.KeySentence, factual: bool, categories: Sequence[str]) -> bool:
-    """Qualification rule: the Yes/No matches and, for an erroneous sentence, exactly its category is selected."""
-    if factual != key.factual:
-        return False
-    return key.factual or list(categories) == [key.category]
+    """Tutorial and qualification answers, by the one rule (:func:`answer_correct`)."""
+    return answer_correct(key.factual, key.category or "", factual, categories)
+
+
+def qualification_exercise(participation: Participation) -> frank_content.Exercise:
+    """The worker's qualification test for their current attempt (a random subset of the pool)."""
+    return frank_content.qualification_for(
+        settings.SECRET_KEY, participation.campaign_id, participation.worker_id, participation.qualification_attempts,
+    )
 
 
 def tutorial_feedback(summary: int, index: int, factual: bool, categories: Sequence[str]) -> dict[str, Any]:
@@ -112,17 +133,20 @@ def tutorial_feedback(summary: int, index: int, factual: bool, categories: Seque
         return {"correct": False, "message": f"Look again: this sentence has {article} {name}. {key.explanation}"}
     if key.category not in categories:
         return {"correct": False, "message": f"Not this category: the sentence has {article} {name} ('{BY_CODE[key.category].annotator_label}'). {key.explanation}"}
+    if not key_answer_correct(key, factual, categories):
+        return {"correct": False, "message": f"Too many categories: select the error that applies (at most {MAX_CATEGORIES_PER_ANSWER}). "
+                f"This sentence has {article} {name}. {key.explanation}"}
     extra = [BY_CODE[c].annotator_label for c in categories if c != key.category]
     note = f" ('{'; '.join(extra)}' does not apply here.)" if extra else ""
     return {"correct": True, "message": f"Correct: {article} {name}. {key.explanation}{note}"}
 
 
-def score_qualification(answers: Any) -> tuple[float, list[bool]]:
-    """Score qualification answers ``{"summaries": [[answer, ...], ...]}`` against the key.
+def score_qualification(answers: Any, exercise: frank_content.Exercise = frank_content.QUALIFICATION) -> tuple[float, list[bool]]:
+    """Score qualification answers ``{"summaries": [[answer, ...], ...]}`` against ``exercise``'s key.
 
-    Returns ``(share correct, per-sentence correctness)``. Every sentence must be answered.
+    Returns ``(share correct, per-sentence correctness)``. Every sentence must be answered. The marks stay
+    on the server: the worker is only told pass or fail.
     """
-    exercise = frank_content.QUALIFICATION
     rows = answers.get("summaries") if isinstance(answers, dict) else None
     if not isinstance(rows, list) or len(rows) != len(exercise.summaries):
         raise InvalidSubmission(f"answer all {len(exercise.summaries)} summaries")
