@@ -235,6 +235,7 @@ class Participation(models.Model):
     entity_checks = models.PositiveIntegerField(default=0)
     entity_failures = models.PositiveIntegerField(default=0)
     items_submitted = models.PositiveIntegerField(default=0)
+    too_fast_items = models.PositiveIntegerField(default=0, help_text="Submitted items faster than the campaign's minimum time (server clock).")
     bonus_items = models.PositiveIntegerField(default=0, help_text="Items submitted while the trap score met the bonus threshold.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -248,6 +249,15 @@ class Participation(models.Model):
     def trap_score(self) -> float | None:
         """Continuous evaluation score: share of trap sentences judged correctly (None before any trap)."""
         return self.trap_correct / self.trap_total if self.trap_total else None
+
+    #: "Consistently" too fast: at least this many items, and this share of them under the campaign's minimum.
+    FAST_WORKER_MIN_ITEMS = 3
+    FAST_WORKER_SHARE = 0.8
+
+    @property
+    def is_fast_worker(self) -> bool:
+        """Items consistently faster than the campaign's ``min_seconds_per_sentence`` (server-measured)."""
+        return self.items_submitted >= self.FAST_WORKER_MIN_ITEMS and self.too_fast_items >= self.FAST_WORKER_SHARE * self.items_submitted
 
 
 class QualificationAttempt(models.Model):

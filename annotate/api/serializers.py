@@ -172,13 +172,14 @@ class ParticipationSerializer(serializers.ModelSerializer):
     campaign = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     trap_score = serializers.FloatField(read_only=True, allow_null=True)
     bonus_total = serializers.DecimalField(max_digits=10, decimal_places=2, read_only=True)
+    fast_worker = serializers.BooleanField(source="is_fast_worker", read_only=True)
 
     class Meta:
         model = Participation
         fields = [
             "id", "worker", "campaign", "tutorial_done", "qualification_status", "qualification_attempts",
             "qualification_score", "is_blocked", "blocked_reason", "blocked_at", "trap_total", "trap_correct", "trap_score",
-            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "created_at",
+            "entity_checks", "entity_failures", "items_submitted", "too_fast_items", "fast_worker", "bonus_items", "bonus_total", "created_at",
         ]
 
 

@@ -160,6 +160,13 @@ def score_qualification(answers: Any, exercise: frank_content.Exercise = frank_c
     return sum(marks) / len(marks), marks
 
 
+def scale_lead_times(seconds: Sequence[float], elapsed: float) -> float:
+    """Factor applied to client-reported per-sentence times: 1, or ``elapsed / sum`` when they sum to more
+    than the server-measured ``elapsed`` seconds."""
+    total = sum(seconds)
+    return elapsed / total if total > elapsed and total > 0 else 1.0
+
+
 # ---------------------------------------------------------------- layout
 
 def task_summaries(document: Document) -> list[Summary]:
@@ -333,6 +340,7 @@ class FrankProtocol(Protocol):
         judgements: list[SentenceJudgement] = []
         trap_rows: list[tuple[int, bool, list[str]]] = []
         seconds_all: list[float] = []
+        timed: list[SentenceJudgement] = []
         for position, (spec, row) in enumerate(zip(layout["summaries"], rows)):
             expected = spec["sentences"] + (1 if spec["trap"] else 0)
             answers = row.get("answers") if isinstance(row, dict) else None
@@ -341,7 +349,6 @@ class FrankProtocol(Protocol):
             for index, raw in enumerate(answers):
                 factual, categories, seconds = parse_answer(raw, f"summary {position + 1}, sentence {index + 1}")
                 if seconds is not None:
-                    seconds = min(seconds, elapsed)
                     seconds_all.append(seconds)
                 if spec["trap"] and index == spec["sentences"]:
                     trap_rows.append((spec["trap"], factual, categories))
@@ -350,6 +357,12 @@ class FrankProtocol(Protocol):
                         summary_id=spec["summary"], sentence_index=index, worker_id=assignment.worker_id, assignment=assignment,
                         factual=factual, categories=categories, lead_time_seconds=seconds,
                     ))
+        # Client-reported times cannot add up to more than the time the server saw the page open: when they
+        # do, all of them are scaled down to it.
+        scale = scale_lead_times(seconds_all, elapsed)
+        for judgement in judgements:
+            if judgement.lead_time_seconds is not None:
+                judgement.lead_time_seconds = round(judgement.lead_time_seconds * scale, 3)
         SentenceJudgement.objects.bulk_create(judgements)
         traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])
         correct = 0
@@ -360,8 +373,14 @@ class FrankProtocol(Protocol):
             TrapAnswer.objects.create(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok)
         campaign = assignment.item.campaign
         answered = len(judgements) + len(trap_rows)
-        per_sentence = (sum(seconds_all) / len(seconds_all)) if seconds_all else elapsed / max(answered, 1)
+        # The too-fast flag uses the server's clock only (a client can report any times it likes).
+        per_sentence = elapsed / max(answered, 1)
         assignment.too_fast = per_sentence < campaign.min_seconds_per_sentence
+        if assignment.too_fast:
+            # The participation is locked by the submit service; this counter feeds the fast-worker flag.
+            Participation.objects.filter(worker_id=assignment.worker_id, campaign_id=campaign.pk).update(
+                too_fast_items=F("too_fast_items") + 1
+            )
         return SubmissionResult(
             stored_rows=len(judgements), traps_correct=correct, traps_total=len(trap_rows),
             extra={"seconds_per_sentence": round(per_sentence, 2)},

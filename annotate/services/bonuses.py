@@ -15,9 +15,19 @@ import io
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 
-from annotate.models import Assignment, BonusEntry, Campaign, Edit, Participation, ReviewStatus, Worker
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    BonusEntry,
+    Campaign,
+    Edit,
+    Participation,
+    ReviewStatus,
+    TrapAnswer,
+    Worker,
+)
 
 EDIT_BONUS_PREFIX = "edit-bonus"
 
@@ -43,8 +53,18 @@ def _add_entry(
         return False
 
 
-def bonus_eligible(participation: Participation) -> bool:
-    score = participation.trap_score
+def score_at_submission(assignment: Assignment) -> float | None:
+    """The worker's trap score over the answers submitted up to and including ``assignment`` (None before
+    any trap): the same whenever it is computed, so a bonus decision never changes afterwards."""
+    submitted_at = Assignment.objects.values_list("submitted_at", flat=True).get(pk=assignment.pk)
+    counts = TrapAnswer.objects.filter(
+        assignment__worker_id=assignment.worker_id, assignment__item__campaign_id=assignment.item.campaign_id,
+        assignment__status=AssignmentStatus.SUBMITTED, assignment__submitted_at__lte=submitted_at,
+    ).aggregate(total=Count("id"), correct=Count("id", filter=Q(correct=True)))
+    return counts["correct"] / counts["total"] if counts["total"] else None
+
+
+def bonus_eligible(participation: Participation, score: float | None) -> bool:
     if score is None:
         # No control sentence seen yet: FRANK pays once the score exists; campaigns without traps always pay.
         return participation.campaign.is_bump or participation.campaign.trap_rate == 0
@@ -60,12 +80,13 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
         written.append(pay_key)
     if campaign.is_bump:
         return written  # an edit's bonus waits for its review (settle_edit_bonus)
-    if not bonus_eligible(participation):
+    score = score_at_submission(assignment)
+    if not bonus_eligible(participation, score):
         return written
     item_key = f"item-bonus:{assignment.pk}"
     if _add_entry(
         key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
-        reason=f"item submitted with quality score {participation.trap_score or 0:.0%} >= {campaign.bonus_min_score:.0%}"[:200],
+        reason=f"item submitted with quality score {score or 0:.0%} >= {campaign.bonus_min_score:.0%}"[:200],
     ):
         written.append(item_key)
         Participation.objects.filter(pk=participation.pk).update(bonus_items=F("bonus_items") + 1)
