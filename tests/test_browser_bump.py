@@ -95,7 +95,7 @@ def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, sc
     assert (edit.worker, edit.text, edit.hint_likely_kind, edit.assignment.status) == (worker, BUMP_REFERENCE.replace("Merck", "Pfizer"), "extrinsic", AssignmentStatus.SUBMITTED)
     assert Edit.objects.get(is_not_applicable=True).requested_error_type == "coreference"
     assert Item.objects.filter(campaign=campaign, for_experts=True, requested_error_type="coreference").count() == 1
-    assert BonusEntry.objects.filter(worker=worker).count() == 2  # the item bonus of each submission (no base pay set)
+    assert BonusEntry.objects.filter(worker=worker).count() == 0  # no base pay set; edit bonuses wait for review
     assert page.js_errors == []
 
 
