@@ -11,6 +11,7 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     BonusEntry,
+    Document,
     Participation,
     SentenceJudgement,
     Trap,
@@ -332,3 +333,30 @@ def test_a_frank_bonus_is_decided_with_the_score_at_submission():
     participation.refresh_from_db()
     assert award_submission_pay_and_bonus(participation, second) == []
     assert bonuses() == decided
+
+
+def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_document():
+    import random
+
+    from annotate.frank.protocol import _entity_question, entity_pool
+
+    campaign = make_campaign()
+    document = make_document(campaign, negative_entity="the changes")  # a non-entity is never an option
+    make_document(campaign, article=["Pedro Alvarez met Laura Chen in Lisbon.", "The Orbis Trust paid for it."])
+    pool = entity_pool(document)
+    assert {"Helen Carter", "Smith", "Jones"} <= set(pool["present"]["PERSON"])
+    assert "the changes" not in str(pool) and {"Pedro Alvarez", "Laura Chen"} <= set(pool["absent"]["PERSON"])
+    seen = set()
+    for seed in range(30):
+        question = _entity_question(document, random.Random(seed))
+        absent = question["options"][question["answer"]]
+        kind = next(k for k, names in pool["absent"].items() if absent in names)
+        assert any(o in pool["present"][kind] for o in question["options"] if o != absent)
+        seen.add(tuple(sorted(question["options"])))
+    assert len(seen) > 3  # different workers get different options
+    # Computed once: kept with the document and reused, not recomputed per request.
+    document.refresh_from_db()
+    assert document.metadata["entity_pool"] == pool
+    Document.objects.filter(pk=document.pk).update(text="Nothing here.")
+    document.refresh_from_db()
+    assert entity_pool(document) == pool

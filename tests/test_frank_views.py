@@ -313,7 +313,14 @@ def test_imported_frank_subset_renders_a_task_with_its_traps(client):
     page = client.get(reverse("annotate:frank-task", args=[campaign.slug])).content.decode()
     assignment = Assignment.objects.get(worker=worker)
     entity = assignment.layout["entity"]
-    assert entity and entity["options"][entity["answer"]] == assignment.item.document.negative_entity
+    # Named entities of the same kinds: the absent option is not in the article and has the kind of a present one.
+    from annotate.frank.protocol import entity_pool
+
+    pool = entity_pool(assignment.item.document)
+    absent = entity["options"][entity["answer"]]
+    assert absent.lower() not in assignment.item.document.text.lower()
+    kinds = [k for k, names in pool["absent"].items() if absent in names]
+    assert any(o in pool["present"].get(k, []) for k in kinds for o in entity["options"] if o != absent)
     # Rate 1.0: a trap on every summary, except where every trap left would repeat a shown sentence.
     trap_ids = [r["trap"] for r in assignment.layout["summaries"] if r["trap"]]
     assert len(trap_ids) >= len(assignment.layout["summaries"]) - 1 and len(set(trap_ids)) == len(trap_ids)

@@ -196,8 +196,93 @@ def _clear_options(entities: list[str]) -> list[str]:
     return sorted(clear, key=lambda e: not e[:1].isupper())
 
 
+# Named-entity kinds a reader can tell were or were not mentioned (not numbers, dates or quantities).
+ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW")
+ENTITY_POOL_KEY = "entity_pool"
+ENTITY_POOL_OTHERS = 40  # other documents of the campaign sampled for absent entities
+
+
+def typed_entities(text: str) -> dict[str, list[str]]:
+    """Clear named entities of ``text`` by spaCy NER kind: ``{"PERSON": ["Helen Carter", ...], ...}``."""
+    from annotate.nlp import get_nlp
+
+    found: dict[str, dict[str, None]] = {}
+    for ent in get_nlp(disable=("lemmatizer",))(text).ents:
+        if ent.label_ in ENTITY_KINDS:
+            found.setdefault(ent.label_, {})[ent.text.strip()] = None
+    return {kind: names for kind, names in ((k, _clear_options(list(v))) for k, v in found.items()) if names}
+
+
+def _present_entities(document: Document) -> dict[str, list[str]]:
+    cached = (document.metadata or {}).get(ENTITY_POOL_KEY, {}).get("present")
+    return cached if cached is not None else typed_entities(document.text)
+
+
+def entity_pool(document: Document) -> dict[str, dict[str, list[str]]]:
+    """The entity question's candidates, computed once per document and kept in ``document.metadata``:
+    ``{"present": {kind: [names in the article]}, "absent": {kind: [names of that kind not in it]}}``.
+
+    Absent names come from other articles of the campaign (and the imported negative entity), by kind, so
+    the absent option has the same kind as a present one.
+    """
+    cached = (document.metadata or {}).get(ENTITY_POOL_KEY)
+    if cached and "absent" in cached:
+        return cached
+    text = document.text.lower()
+    present = _present_entities(document)
+    absent: dict[str, dict[str, None]] = {}
+    others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("?")[:ENTITY_POOL_OTHERS]
+    for other in others:
+        for kind, names in _present_entities(other).items():
+            for name in names:
+                if name.lower() not in text:
+                    absent.setdefault(kind, {})[name] = None
+    negative = document.negative_entity.strip()
+    if negative and negative.lower() not in text:
+        for kind, names in typed_entities(negative).items():
+            if negative in names:
+                absent.setdefault(kind, {})[negative] = None
+    pool = {"present": present, "absent": {k: sorted(v) for k, v in absent.items()}}
+    metadata = {**(document.metadata or {}), ENTITY_POOL_KEY: pool}
+    Document.objects.filter(pk=document.pk).update(metadata=metadata)
+    document.metadata = metadata
+    return pool
+
+
+def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
+    """Two entities of the article and one absent entity of the same kind as one of them (random per
+    worker among what the article allows); None when the article has no such pair."""
+    pool = entity_pool(document)
+    present, absent = pool["present"], pool["absent"]
+    kinds = sorted(k for k in present if absent.get(k))
+    if not kinds:
+        return None
+    kind = rng.choice(kinds)
+    negative = rng.choice(absent[kind])
+    same = present[kind]
+    if len(same) >= 2:
+        chosen = rng.sample(same, 2)
+    else:
+        others = [name for k, names in sorted(present.items()) if k != kind for name in names if name.lower() != same[0].lower()]
+        if not others:
+            return None
+        chosen = [same[0], rng.choice(others)]
+    options = chosen + [negative]
+    if len({o.lower() for o in options}) < 3:
+        return None
+    rng.shuffle(options)
+    return {"options": options, "answer": options.index(negative)}
+
+
 def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
-    """Three options, two entities from the article and one that is not in it; None when impossible."""
+    """Three options, two entities from the article and one that is not in it; None when impossible.
+
+    Named entities of the same kinds first (:func:`_typed_entity_question`); articles without a usable
+    pair fall back to the imported entity list and negative entity.
+    """
+    typed = _typed_entity_question(document, rng)
+    if typed is not None:
+        return typed
     text = document.text.lower()
     candidates = [e.strip() for e in dict.fromkeys(document.entities or []) if isinstance(e, str)]
     present = _clear_options([e for e in candidates if e.lower() in text])
