@@ -122,3 +122,19 @@ def test_review_is_scoped_to_its_campaign_and_never_of_ones_own_edits(task1, cli
     assert "<mark>Guinea.</mark>" in page  # the inserted word's occurrence in the article
     assert worker_pseudonym(task1.pk, someone.pk) in page and "0 accepted" in page and "1 awaiting review" in page
     assert "Article (inserted words highlighted)" in page and "<textarea name=\"comment\"" in page
+
+
+def test_bump_pages_and_csvs_use_bump_terms(task1, client):
+    make_bump_document(task1, types=["extrinsic_entity"])
+    worker = make_worker()
+    _edits(task1, worker, ["Pfizer"])
+    client.force_login(make_worker("bump-staff", staff=True).user)
+    page = client.get(f"/manage/{task1.slug}/").content.decode()
+    assert "Edits submitted" in page
+    for frank_term in ("Trap score", "Reading check", "sentence judgements", "Articles submitted", "per sentence"):
+        assert frank_term not in page, frank_term
+    workers_csv = client.get(f"/manage/{task1.slug}/workers.csv").content.decode()
+    assert workers_csv.startswith("worker,provider,edits,")
+    client.force_login(worker.user)
+    done = client.get(f"/c/{task1.slug}/done/").content.decode()
+    assert "Edits submitted" in done and "Articles submitted" not in done

@@ -102,6 +102,11 @@ class _BumpProtocol(Protocol):
     # The admin campaign page links to the expert review queue.
     review_url_name = "bump-review"
     allows_not_applicable = False
+    # BUMP has edits, no trap sentences, no reading check, no sentence judgements or per-sentence times.
+    terms = {
+        "items": "Edits submitted", "items_csv": "edits", "trap_score": None, "entity": None,
+        "too_fast": None, "judgements_csv": None,
+    }
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         assignment.checkpoint_code = new_checkpoint_code()

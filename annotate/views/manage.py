@@ -61,6 +61,7 @@ def campaign_page(request: HttpRequest, slug: str) -> HttpResponse:
         "progress": campaign_progress(campaign),
         "workers": worker_table(campaign),
         "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
+        "terms": protocol.terms,
         "entry_url": request.build_absolute_uri(reverse("annotate:campaign", args=[slug])),
         "actions": [a for a, s in ACTIONS.items() if _allowed(campaign, a, s)],
     })
@@ -142,7 +143,7 @@ def workers_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     out = io.StringIO()
     writer = csv.writer(out)
-    writer.writerow(["worker", "provider", "items", "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
+    writer.writerow(["worker", "provider", protocol_for(campaign.kind).terms["items_csv"], "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
                      "blocked", "blocked_reason", "seconds_per_item", "seconds_per_sentence", "too_fast_items", "owed"])
     for row in worker_table(campaign):
         fmt = lambda v: "" if v is None else f"{v:.3f}"
