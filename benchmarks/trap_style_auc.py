@@ -32,7 +32,7 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from annotate.frank.page import choose_traps, present_page
+from annotate.frank.page import choose_traps, present_page, summary_like_sentences
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RELEVANT_K = 2
@@ -118,6 +118,10 @@ def page_rows(articles, mode: str, seed: int = 0) -> tuple[np.ndarray, np.ndarra
             shown = [list(s) + ([trap_texts[trap_of[p]]] if p in trap_of else []) for p, s in enumerate(summaries)]
             underlines = [_old_underlines(lines, s, RELEVANT_K) for s in shown]
         else:
+            # As the product does (annotate.frank.traps.add_copy_traps): unedited copies of summary-like
+            # article sentences join the document's traps.
+            copies = summary_like_sentences(lines, [s for sentences in summaries for s in sentences])
+            traps = traps + [(len(traps) + j, text, False) for j, text in enumerate(copies)]
             trap_of = choose_traps(summaries, traps, slots, rng)
             trap_texts = {i: t for i, t, _ in traps}
             _, pages = present_page(lines, summaries, [trap_texts[trap_of[p]] if p in trap_of else None for p in range(n)], RELEVANT_K)

@@ -52,9 +52,23 @@ def test_a_style_classifier_cannot_separate_traps_on_a_frank_sample():
     before = cross_validated_auc(*_style_only(*page_rows(articles, "before")))
     after = cross_validated_auc(*_style_only(*page_rows(articles, "after")))
     assert max(before.values()) > 0.7  # the old page gave traps away
-    assert after["logistic"] <= 0.6
-    assert max(after.values()) < max(before.values()) - 0.15
+    assert max(after.values()) <= 0.6  # the bound (0.569 on all 499 articles)
+    assert max(after.values()) < max(before.values()) - 0.2
 
 
 def _style_only(X, y, groups):
     return X[:, :-1], y, groups
+
+
+def test_summary_like_article_sentences_become_factual_copy_traps_once(db):
+    from annotate.frank.protocol import build_layout
+    from annotate.models import Trap
+    from tests.factories import make_campaign, make_document
+
+    campaign = make_campaign(trap_rate=1.0)
+    document = make_document(campaign, summaries=[["The council of Greenvale approved a budget on Monday."]], traps={"F1": "Carter did not say it."})
+    for seed in range(3):
+        build_layout(document, 1.0, random.Random(seed))
+    copies = Trap.objects.filter(document=document, code="F0")
+    assert 1 <= copies.count() <= 4 and all(t.expected_factual and t.text in document.sentences for t in copies)
+    assert copies.first().text == "The city council of Greenvale approved a new budget on Monday."  # the most summary-like

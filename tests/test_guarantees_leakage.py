@@ -160,7 +160,9 @@ def test_crawled_pages_and_static_files_carry_no_gold(world):
     assert scripts, "no project JavaScript found"
     for script in scripts:
         assert_no_gold(script.read_text(), str(script))
-    assert Trap.objects.filter(document=world["document"]).count() == 2
+    # The two traps of the document, plus the factual copies of summary-like article sentences added once.
+    traps = Trap.objects.filter(document=world["document"])
+    assert traps.exclude(code="F0").count() == 2 and traps.filter(code="F0").count() <= 4
 
 
 def _api_paths(campaign, document) -> list[str]:

@@ -59,6 +59,23 @@ def repeats_visible(candidate: str, visible: Sequence[str], *, edited: bool = Tr
     return any(similarity(candidate, v) >= 1.0 for v in visible)
 
 
+COPY_TRAPS_PER_DOCUMENT = 4
+
+
+def summary_like_sentences(article: Sequence[str], summary_sentences: Sequence[str], n: int = COPY_TRAPS_PER_DOCUMENT) -> list[str]:
+    """The ``n`` article sentences (6 to 40 words) closest in wording to the summaries' sentences.
+
+    Copied unedited they are factual traps (F0) that resemble the summaries as genuine sentences of
+    different systems resemble each other, so a trap cannot be told by being unlike everything on the page.
+    """
+    scored = sorted(
+        ((max((similarity(line, s) for s in summary_sentences), default=0.0), i)
+         for i, line in enumerate(article) if 6 <= len(line.split()) <= 40),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    return [article[i] for _, i in scored[:n]]
+
+
 def choose_traps(
     summaries: Sequence[Sequence[str]], traps: Sequence[tuple[int, str, bool]], slots: Sequence[int], rng: random.Random,
 ) -> dict[int, int]:

@@ -302,13 +302,15 @@ def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] |
     return {"options": options, "answer": options.index(negative)}
 
 
-def _traps_for(document: Document) -> list[Trap]:
-    traps = list(document.traps.order_by("id"))
-    if not traps:
-        from annotate.frank.traps import generate_traps
+def _traps_for(document: Document, summary_sentences: list[str]) -> list[Trap]:
+    """The document's traps: imported or generated ones, plus (once) factual copies of summary-like
+    article sentences, which keep traps from standing out by being unlike the page."""
+    from annotate.frank.traps import add_copy_traps, generate_traps
 
-        traps = generate_traps(document)
-    return traps
+    if not document.traps.exists():
+        generate_traps(document)
+    add_copy_traps(document, summary_sentences)
+    return list(document.traps.order_by("id"))
 
 
 def build_layout(document: Document, trap_rate: float, rng: random.Random) -> dict[str, Any]:
@@ -322,9 +324,9 @@ def build_layout(document: Document, trap_rate: float, rng: random.Random) -> di
     rng.shuffle(summaries)
     n = len(summaries)
     wanted = min(n, math.floor(trap_rate * n + rng.random())) if trap_rate > 0 else 0
-    traps = _traps_for(document) if wanted else []
-    slots = sorted(rng.sample(range(n), min(wanted, n))) if traps else []
     sentences = [summary_sentences(s) for s in summaries]
+    traps = _traps_for(document, [s for group in sentences for s in group]) if wanted else []
+    slots = sorted(rng.sample(range(n), min(wanted, n))) if traps else []
     trap_of = choose_traps(sentences, [(t.pk, t.text, t.code != "F0") for t in traps], slots, rng) if slots else {}
     rows = [
         {"summary": summary.pk, "sentences": len(sentences[p]), "trap": trap_of.get(p)}
