@@ -89,7 +89,8 @@ def test_task_page_and_submit_api(client, task1):
     page = client.get("/c/t1/bump/task/").content.decode()
     assignment = Assignment.objects.get(worker=worker)
     assert assignment.checkpoint_code in page and "Extrinsic Entity Error" in page
-    assert f">{BUMP_REFERENCE}</textarea>" in page
+    # Shown detokenised ("vaccine, made by Merck, on Thursday."): readable, and edits are compared on tokens.
+    assert ">The FDA approved the first Ebola vaccine, made by Merck, on Thursday.</textarea>" in page
     url = f"/c/t1/bump/task/{assignment.pk}/submit/"
     wrong = client.post(url, {"checkpoint": "NOPE", "edited": BUMP_REFERENCE.replace("Merck", "Pfizer")}, content_type="application/json")
     assert wrong.status_code == 400 and wrong.json()["fields"] == {"checkpoint": "wrong code"}

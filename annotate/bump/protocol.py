@@ -18,6 +18,7 @@ from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump import edits
 from annotate.models import Assignment, Campaign, CampaignKind, Edit, Item, Summary
 from annotate.nlp import count_sentences_by_punctuation, split_sentences
+from annotate.presentation import detokenize, detokenize_all
 from annotate.services.errors import InvalidSubmission
 
 from annotate.protocols.base import Protocol, SubmissionResult
@@ -52,8 +53,9 @@ def task_page_data(assignment: Assignment) -> dict[str, Any]:
     requested = bump_taxonomy.BY_CODE.get(item.requested_error_type)
     return {
         "assignment": assignment.pk,
-        "article": document.sentences or split_sentences(document.text),
-        "reference": item.summary.text,
+        # Shown detokenised like every worker-facing text; edits are compared on tokens, so spacing is moot.
+        "article": detokenize_all(document.sentences or split_sentences(document.text)),
+        "reference": detokenize(item.summary.text),
         "requested": None if requested is None else {
             "code": requested.code, "name": requested.name, "description": requested.description,
             "example": requested.example_edit, "explanation": requested.explanation,

@@ -12,6 +12,7 @@ import random
 from dataclasses import dataclass
 
 from annotate.frank.typology import BY_CODE, CODES
+from annotate.presentation import detokenize_all
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,8 @@ def public_view(exercise: Exercise) -> dict:
     """What a page may show: the article and the summary sentences, without the key."""
     return {
         "title": exercise.title,
-        "article": list(exercise.article),
-        "summaries": [[s.text for s in summary] for summary in exercise.summaries],
+        "article": detokenize_all(exercise.article),
+        "summaries": [detokenize_all(s.text for s in summary) for summary in exercise.summaries],
     }
 
 
