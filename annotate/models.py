@@ -89,6 +89,8 @@ class Campaign(models.Model):
     prolific_completion_code = models.CharField(max_length=64, blank=True)
     # Scoring of new summaries/annotations as they arrive, e.g. ["rouge", "bleu"]
     auto_score_metrics = models.JSONField(default=list, blank=True)
+    # The campaign's own tutorial/qualification material (validated by the protocol; keys stay server-side).
+    training_material = models.JSONField(default=dict, blank=True, help_text="Imported with manage.py import_training_material; empty: the protocol's default.")
     # Researchers granted read/export access to this campaign (admins see every campaign).
     researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="granted_campaigns")
 

@@ -67,3 +67,38 @@ def test_attempts_are_limited_per_network_address_and_only_pass_or_fail_is_shown
     # Another campaign counts its own attempts.
     second = make_campaign(qualification_required=True, qualification_attempts=1)
     assert b"You passed" in _take(Client(), second, make_worker(), "203.0.113.9", flip=0).content
+
+
+def test_admins_import_their_own_material_validated_and_kept_server_side(tmp_path, client):
+    import json
+
+    from django.core.management import CommandError, call_command
+
+    campaign = make_campaign(qualification_required=True, tutorial_required=True)
+    pool = [{"text": f"Wrong sentence {code} about the harbour.", "category": code, "explanation": "x"} for code in CODES]
+    pool += [{"text": f"Right sentence {i} about the harbour.", "category": None} for i in range(3)]
+    material = {
+        "tutorial": {"title": "Harbour", "article": ["The harbour opened in 1900."],
+                     "summaries": [[{"text": "The harbour opened in 1901.", "category": "CircE", "explanation": "It was 1900."}]]},
+        "qualification": {"title": "Harbour test", "article": ["The harbour opened in 1900."], "pool": pool, "factual_per_test": 3},
+    }
+    bad = dict(material, qualification={**material["qualification"], "pool": pool[:3]})
+    (tmp_path / "bad.json").write_text(json.dumps(bad))
+    with pytest.raises(CommandError, match="qualification.pool: no sentence of category"):
+        call_command("import_training_material", "--campaign", campaign.slug, str(tmp_path / "bad.json"))
+    campaign.refresh_from_db()
+    assert campaign.training_material == {}  # nothing stored half-way
+    (tmp_path / "good.json").write_text(json.dumps(material))
+    call_command("import_training_material", "--campaign", campaign.slug, str(tmp_path / "good.json"))
+    worker = make_worker()
+    client.force_login(worker.user)
+    tutorial = client.get(reverse("annotate:frank-tutorial", args=[campaign.slug])).content.decode()
+    assert "The harbour opened in 1901." in tutorial and "It was 1900." not in tutorial and "data-category" not in tutorial
+    check = client.post(reverse("annotate:frank-tutorial-check", args=[campaign.slug]),
+                        {"summary": 0, "index": 0, "factual": False, "categories": ["CircE"]}, content_type="application/json").json()
+    assert check["correct"] is True and check["total"] == 1
+    Participation.objects.filter(worker=worker, campaign=campaign).update(tutorial_done=True)
+    test_page = client.get(reverse("annotate:frank-qualification", args=[campaign.slug])).content.decode()
+    assert "Harbour test" in test_page and "about the harbour" in test_page and "explanation" not in test_page
+    exercise = qualification_exercise(Participation.objects.get(worker=worker, campaign=campaign))
+    assert exercise.size == len(CODES) + 3

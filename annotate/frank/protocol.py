@@ -109,17 +109,20 @@ def key_answer_correct(key: frank_content.KeySentence, factual: bool, categories
 
 def qualification_exercise(participation: Participation) -> frank_content.Exercise:
     """The worker's qualification test for their current attempt (a random subset of the pool)."""
-    return frank_content.qualification_for(
-        settings.SECRET_KEY, participation.campaign_id, participation.worker_id, participation.qualification_attempts,
+    return frank_content.campaign_qualification(
+        participation.campaign.training_material, settings.SECRET_KEY, participation.campaign_id, participation.worker_id,
+        participation.qualification_attempts,
     )
 
 
-def tutorial_feedback(summary: int, index: int, factual: bool, categories: Sequence[str]) -> dict[str, Any]:
+def tutorial_feedback(
+    summary: int, index: int, factual: bool, categories: Sequence[str], exercise: frank_content.Exercise = frank_content.TUTORIAL,
+) -> dict[str, Any]:
     """Immediate feedback on one tutorial answer: ``{"correct": bool, "message": str}``.
 
     A partially right "No" (the right category among others) is accepted with a note on the extra ones.
     """
-    key = frank_content.TUTORIAL.sentence(summary, index)
+    key = exercise.sentence(summary, index)
     if key.factual:
         if factual:
             return {"correct": True, "message": f"Correct: this sentence is accurate. {key.explanation}"}

@@ -68,7 +68,7 @@ def tutorial(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("annotate:campaign", slug)
     return render(request, "annotate/frank/tutorial.html", {
         "campaign": campaign,
-        "exercise": frank_content.public_view(frank_content.TUTORIAL),
+        "exercise": frank_content.public_view(frank_content.campaign_tutorial(campaign.training_material)),
         "categories": CATEGORIES,
         "done": participation.tutorial_done,
     })
@@ -78,7 +78,7 @@ def tutorial(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
     """Feedback on one tutorial answer; the key stays on the server."""
-    _campaign(slug)
+    exercise = frank_content.campaign_tutorial(_campaign(slug).training_material)
     try:
         body = _json_body(request)
         summary, index = body.get("summary"), body.get("index")
@@ -88,7 +88,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
 
         factual, categories, _ = parse_answer(body, "answer")
         try:
-            feedback = tutorial_feedback(summary, index, factual, categories)
+            feedback = tutorial_feedback(summary, index, factual, categories, exercise)
         except IndexError as exc:
             raise InvalidSubmission(str(exc)) from exc
     except WorkflowError as exc:
@@ -98,7 +98,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
     store = request.session.get(TUTORIAL_SESSION_KEY, {})
     store[slug] = sorted(answered)
     request.session[TUTORIAL_SESSION_KEY] = store
-    return JsonResponse({**feedback, "answered": len(answered), "total": frank_content.TUTORIAL.size})
+    return JsonResponse({**feedback, "answered": len(answered), "total": exercise.size})
 
 
 @login_required
@@ -106,8 +106,9 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
 def tutorial_done(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(slug)
     answered = request.session.get(TUTORIAL_SESSION_KEY, {}).get(slug, [])
-    if len(answered) < frank_content.TUTORIAL.size:
-        messages.error(request, f"Please answer every tutorial sentence first ({len(answered)} of {frank_content.TUTORIAL.size} answered).")
+    size = frank_content.campaign_tutorial(campaign.training_material).size
+    if len(answered) < size:
+        messages.error(request, f"Please answer every tutorial sentence first ({len(answered)} of {size} answered).")
         return redirect("annotate:frank-tutorial", slug)
     mark_tutorial_done(get_participation(worker_for_user(request.user), campaign))
     return redirect("annotate:campaign", slug)
