@@ -8,15 +8,20 @@ from decimal import Decimal
 
 import pytest
 
-from annotate.bump.edits import edit_problems, highlight_inserted, tokens, word_edit_distance
+from annotate.bump.edits import (
+    edit_problems,
+    highlight_inserted,
+    tokens,
+    word_edit_distance,
+)
 from annotate.bump.protocol import count_sentences
 from annotate.bump.review import make_reviewer, review_edit, undo_review
+from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import BonusEntry, CampaignKind, Edit, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv, worker_total
 from annotate.services.campaigns import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
-from annotate.exporters.pseudonyms import worker_pseudonym
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 

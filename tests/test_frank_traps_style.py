@@ -5,7 +5,12 @@ import random
 
 from annotate.frank.page import choose_traps, present_page, repeats_visible
 from annotate.presentation import detokenize, style_like
-from benchmarks.trap_style_auc import cross_validated_auc, default_frank_dir, load_articles, page_rows
+from benchmarks.trap_style_auc import (
+    cross_validated_auc,
+    default_frank_dir,
+    load_articles,
+    page_rows,
+)
 
 
 def test_detokenize_joins_corpus_tokens_and_leaves_plain_text_alone():

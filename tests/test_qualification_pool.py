@@ -7,7 +7,11 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.frank import content as frank_content
-from annotate.frank.protocol import answer_correct, qualification_exercise, tutorial_feedback
+from annotate.frank.protocol import (
+    answer_correct,
+    qualification_exercise,
+    tutorial_feedback,
+)
 from annotate.frank.typology import CODES
 from annotate.models import Participation, QualificationAttempt
 from tests.factories import make_campaign, make_document, make_worker

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import transaction
 
@@ -105,7 +105,7 @@ class _BumpProtocol(Protocol):
     review_url_name = "bump-review"
     allows_not_applicable = False
     # BUMP has edits, no trap sentences, no reading check, no sentence judgements or per-sentence times.
-    terms = {
+    terms: ClassVar[dict[str, str | None]] = {
         "items": "Edits submitted", "items_csv": "edits", "trap_score": None, "entity": None,
         "too_fast": None, "judgements_csv": None,
     }

@@ -97,7 +97,7 @@ def choose_traps(
         lengths = sorted(len(s.split()) for s in summaries[position]) or [0]
         low, high = lengths[0], lengths[-1]
 
-        def rank(entry: tuple[int, tuple[int, str, bool]]) -> tuple[int, float, int]:
+        def rank(entry: tuple[int, tuple[int, str, bool]], low: int = low, high: int = high) -> tuple[int, float, int]:
             index, (_, text, _) = entry
             words = len(text.split())
             off = max(low - words, words - high, 0)

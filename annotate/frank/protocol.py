@@ -430,7 +430,6 @@ class FrankProtocol(Protocol):
         judgements: list[SentenceJudgement] = []
         trap_rows: list[tuple[int, bool, list[str]]] = []
         seconds_all: list[float] = []
-        timed: list[SentenceJudgement] = []
         for position, (spec, row) in enumerate(zip(layout["summaries"], rows)):
             expected = spec["sentences"] + (1 if spec["trap"] else 0)
             answers = row.get("answers") if isinstance(row, dict) else None

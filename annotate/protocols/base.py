@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from annotate.models import Assignment, Campaign
 
@@ -34,7 +34,7 @@ class Protocol(ABC):
     preview_url_name: str | None = None
     review_url_name: str | None = None
     #: The protocol's words on admin pages and CSVs; None hides a figure the protocol does not have.
-    terms: dict[str, str | None] = {
+    terms: ClassVar[dict[str, str | None]] = {
         "items": "Items", "items_csv": "items", "trap_score": "Trap score", "entity": "Reading check",
         "too_fast": "Too fast", "judgements_csv": "sentence judgements with lead times (CSV)",
     }

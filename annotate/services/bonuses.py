@@ -110,15 +110,15 @@ def settle_edit_bonus(edit: Edit) -> Decimal:
     """
     assignment = edit.assignment
     if assignment is None or edit.worker_id is None:
-        return Decimal("0")
+        return Decimal(0)
     campaign = assignment.item.campaign
     participation = Participation.objects.filter(worker_id=edit.worker_id, campaign=campaign).first()
     if participation is None:
-        return Decimal("0")
+        return Decimal(0)
     owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
     entries = BonusEntry.objects.filter(key__startswith=f"{EDIT_BONUS_PREFIX}:{edit.pk}:")
-    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal("0")
-    delta = (campaign.bonus_per_item if owed else Decimal("0")) - current
+    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    delta = (campaign.bonus_per_item if owed else Decimal(0)) - current
     if delta == 0:
         return delta
     reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
