@@ -108,6 +108,8 @@ class Campaign(models.Model):
     )
     # Scoring of new summaries/annotations as they arrive, e.g. ["rouge", "bleu"]
     auto_score_metrics = models.JSONField(default=list, blank=True)
+    # The campaign's own tutorial/qualification material (validated by the protocol; keys stay server-side).
+    training_material = models.JSONField(default=dict, blank=True, help_text="Imported with manage.py import_training_material; empty: the protocol's default.")
     # Researchers granted read/export access to this campaign (admins see every campaign).
     researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="granted_campaigns")
     # License of the campaign's data, written into the dataset card of Parquet exports (e.g. "mit", "cc-by-4.0").
@@ -263,6 +265,7 @@ class Participation(models.Model):
     entity_checks = models.PositiveIntegerField(default=0)
     entity_failures = models.PositiveIntegerField(default=0)
     items_submitted = models.PositiveIntegerField(default=0)
+    too_fast_items = models.PositiveIntegerField(default=0, help_text="Submitted items faster than the campaign's minimum time (server clock).")
     bonus_items = models.PositiveIntegerField(default=0, help_text="Items submitted while the trap score met the bonus threshold.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -277,6 +280,15 @@ class Participation(models.Model):
         """Continuous evaluation score: share of trap sentences judged correctly (None before any trap)."""
         return self.trap_correct / self.trap_total if self.trap_total else None
 
+    #: "Consistently" too fast: at least this many items, and this share of them under the campaign's minimum.
+    FAST_WORKER_MIN_ITEMS = 3
+    FAST_WORKER_SHARE = 0.8
+
+    @property
+    def is_fast_worker(self) -> bool:
+        """Items consistently faster than the campaign's ``min_seconds_per_sentence`` (server-measured)."""
+        return self.items_submitted >= self.FAST_WORKER_MIN_ITEMS and self.too_fast_items >= self.FAST_WORKER_SHARE * self.items_submitted
+
 
 class QualificationAttempt(models.Model):
     """One try at a campaign's qualification test, with its answers and score."""
@@ -285,6 +297,8 @@ class QualificationAttempt(models.Model):
     answers = models.JSONField(default=dict)
     score = models.FloatField()
     passed = models.BooleanField()
+    # Keyed hash of the network address (services.participation.client_address): attempts per address.
+    address = models.CharField(max_length=64, blank=True, default="", db_index=True)
     submitted_at = models.DateTimeField(auto_now_add=True)
 
 

@@ -116,6 +116,7 @@ def worker_table(campaign: Campaign) -> list[dict[str, Any]]:
             "seconds_per_item": lead.get(w.pk, {}).get("mean_item"),
             "seconds_per_sentence": per_sentence.get(w.pk),
             "too_fast": lead.get(w.pk, {}).get("too_fast", 0),
+            "fast_worker": p.is_fast_worker,
             "owed": owed.get(w.pk, Decimal("0.00")),
         })
     return rows

@@ -23,6 +23,7 @@ from annotate.services.imports import import_dataset
 from annotate.services.participation import get_participation, record_qualification
 from tests.browser import live_login
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
+from annotate.presentation import detokenize
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "pw-factlab-1"
@@ -57,7 +58,7 @@ def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, sc
     for _ in range(2):
         requested = page.inner_text("#requested-type")
         code = page.inner_text("#checkpoint-code").strip()
-        assert page.input_value("#edited-summary") == BUMP_REFERENCE
+        assert page.input_value("#edited-summary") == detokenize(BUMP_REFERENCE)  # shown readable
         if requested == "Extrinsic Entity Error":
             # Live diff while typing.
             page.fill("#edited-summary", BUMP_REFERENCE.replace("Merck", "Pfizer"))
@@ -95,7 +96,7 @@ def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, sc
     assert (edit.worker, edit.text, edit.hint_likely_kind, edit.assignment.status) == (worker, BUMP_REFERENCE.replace("Merck", "Pfizer"), "extrinsic", AssignmentStatus.SUBMITTED)
     assert Edit.objects.get(is_not_applicable=True).requested_error_type == "coreference"
     assert Item.objects.filter(campaign=campaign, for_experts=True, requested_error_type="coreference").count() == 1
-    assert BonusEntry.objects.filter(worker=worker).count() == 2  # the item bonus of each submission (no base pay set)
+    assert BonusEntry.objects.filter(worker=worker).count() == 0  # no base pay set; edit bonuses wait for review
     assert page.js_errors == []
 
 

@@ -29,7 +29,7 @@ def one_sentence(text: str) -> int:
     (REF.replace("on Thursday", "in 2014"), 2),
     (REF.replace("first ", ""), 1),
     (REF.replace("approved", "has rejected"), 2),
-    ("", len(REF.split())),
+    ("", 12),  # words only: punctuation is not counted
 ])
 def test_word_edit_distance_counts_changed_words(edited, distance):
     assert word_edit_distance(REF, edited) == distance

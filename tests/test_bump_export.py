@@ -52,8 +52,8 @@ def test_export_writes_bump_records_of_reviewed_edits_with_latest_scores(django_
     assert list(iter_bump_records(campaign)) == []  # nothing reviewed yet
     extrinsic = first if first.requested_error_type == "extrinsic_entity" else second
     intrinsic = second if extrinsic is first else first
-    review_edit(extrinsic.pk, reviewer, "accept")
-    review_edit(intrinsic.pk, reviewer, "correct", corrected_type="other")
+    review_edit(extrinsic.pk, reviewer, campaign_id=campaign.pk, action="accept")
+    review_edit(intrinsic.pk, reviewer, campaign_id=campaign.pk, action="correct", corrected_type="other")
     # Two configurations of one metric: the most recent one is exported.
     old = MetricScore.objects.create(summary=extrinsic.edited_summary, metric="BLEU", config_key="a", value=0.1)
     MetricScore.objects.create(summary=extrinsic.edited_summary, metric="BLEU", config_key="b", value=0.7)

@@ -56,7 +56,7 @@ def test_taxonomy_qualification_incomplete_then_wrong_then_right(client, task1):
     assert 'value="{}" selected'.format(RIGHT_TYPES["q1"]) in partial.content.decode()  # the answers stay
     assert get_participation(worker, task1).qualification_attempts == 0
     wrong = client.post("/c/t1/bump/qualification/", {**RIGHT_TYPES, "q2": "intrinsic_predicate"})
-    assert "did not pass" in wrong.content.decode() and "86%" in wrong.content.decode()
+    assert "did not pass" in wrong.content.decode() and "86%" not in wrong.content.decode()  # pass or fail only
     right = client.post("/c/t1/bump/qualification/", RIGHT_TYPES)
     assert "You passed" in right.content.decode()
     assert get_participation(worker, task1).qualification_status == QualificationStatus.PASSED
@@ -89,7 +89,8 @@ def test_task_page_and_submit_api(client, task1):
     page = client.get("/c/t1/bump/task/").content.decode()
     assignment = Assignment.objects.get(worker=worker)
     assert assignment.checkpoint_code in page and "Extrinsic Entity Error" in page
-    assert f">{BUMP_REFERENCE}</textarea>" in page
+    # Shown detokenised ("vaccine, made by Merck, on Thursday."): readable, and edits are compared on tokens.
+    assert ">The FDA approved the first Ebola vaccine, made by Merck, on Thursday.</textarea>" in page
     url = f"/c/t1/bump/task/{assignment.pk}/submit/"
     wrong = client.post(url, {"checkpoint": "NOPE", "edited": BUMP_REFERENCE.replace("Merck", "Pfizer")}, content_type="application/json")
     assert wrong.status_code == 400 and wrong.json()["fields"] == {"checkpoint": "wrong code"}
@@ -144,8 +145,9 @@ def test_review_page_pages_both_lists_and_returns_to_the_page_decided_on(client,
     second = client.get("/c/t1/bump/review/?page=2").content.decode()
     assert second.count('class="card review-edit"') == 5 and "<ins>Firm29</ins>" in second
     last = Edit.objects.order_by("-id").first()
-    back = client.post(f"/c/t1/bump/review/edit/{last.pk}/", {"action": "accept", "page": "2", "reviewed_page": "1"})
-    assert back.status_code == 302 and back["Location"] == "/c/t1/bump/review/?page=2&reviewed_page=1"
+    back = client.post(f"/c/t1/bump/review/edit/{last.pk}/", {"action": "accept", "page": "2", "reviewed_page": "1", "position": "4"})
+    # Back where the reviewer was: same pages, scrolled to the queue position decided on.
+    assert back.status_code == 302 and back["Location"] == "/c/t1/bump/review/?page=2&reviewed_page=1#queue-4"
     after = client.get(back["Location"]).content.decode()
     assert "Waiting for review (29)" in after and "Reviewed (1)" in after and f'id="reviewed-{last.pk}"' in after
     assert client.get("/c/t1/bump/review/?page=99").status_code == 200  # out of range: the last page, no error

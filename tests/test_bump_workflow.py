@@ -75,8 +75,8 @@ def test_a_valid_edit_is_stored_with_hints_pay_and_bonus(task1):
     assert (edit.word_distance, edit.inserted_words, edit.hint_inserted_in_article, edit.hint_likely_kind, edit.hint_disagrees) == (
         1, ["Pfizer"], False, "extrinsic", False)
     assert edit.review_status == ReviewStatus.PENDING
-    assert sorted(BonusEntry.objects.filter(assignment=assignment).values_list("reason", "amount")) == [
-        ("item submitted with quality score >= 60%", Decimal("1.00")), ("pay per item", Decimal("0.50"))]
+    # The edit's bonus waits for review: only the pay per item is owed at submission.
+    assert sorted(BonusEntry.objects.filter(assignment=assignment).values_list("reason", "amount")) == [("pay per item", Decimal("0.50"))]
 
 
 @pytest.mark.parametrize(("payload", "message"), [
@@ -183,15 +183,15 @@ def test_review_confirms_corrects_or_rejects_and_gates_exports(task1, django_use
     assert not exportable_pairs(task1).exists()  # pending edits are not exported
     reviewer = django_user_model.objects.create_user("rev", password="x")
     with pytest.raises(NotEligible, match="Only reviewers"):
-        review_edit(edits["intrinsic_entity"].pk, reviewer, "accept")
+        review_edit(edits["intrinsic_entity"].pk, reviewer, campaign_id=task1.pk, action="accept")
     make_reviewer(reviewer)
-    accepted = review_edit(edits["intrinsic_entity"].pk, reviewer, "accept")
-    corrected = review_edit(edits["extrinsic_predicate"].pk, reviewer, "correct", corrected_type="extrinsic_entity", comment="Novartis is an entity")
-    rejected = review_edit(edits["extrinsic_entity"].pk, reviewer, "reject")
+    accepted = review_edit(edits["intrinsic_entity"].pk, reviewer, campaign_id=task1.pk, action="accept")
+    corrected = review_edit(edits["extrinsic_predicate"].pk, reviewer, campaign_id=task1.pk, action="correct", corrected_type="extrinsic_entity", comment="Novartis is an entity")
+    rejected = review_edit(edits["extrinsic_entity"].pk, reviewer, campaign_id=task1.pk, action="reject")
     with pytest.raises(InvalidSubmission, match="Choose the edit's error type"):
-        review_edit(accepted.pk, reviewer, "correct", corrected_type="bogus")
+        review_edit(accepted.pk, reviewer, campaign_id=task1.pk, action="correct", corrected_type="bogus")
     with pytest.raises(InvalidSubmission, match="unknown review action"):
-        review_edit(accepted.pk, reviewer, "approve")
+        review_edit(accepted.pk, reviewer, campaign_id=task1.pk, action="approve")
     assert (accepted.review_status, accepted.corrected_error_type, accepted.edited_summary.corrected_error_type) == ("accepted", "intrinsic_entity", "intrinsic_entity")
     corrected.refresh_from_db()
     assert (corrected.review_status, corrected.corrected_error_type, corrected.reviewer, corrected.review_comment) == (
@@ -200,7 +200,7 @@ def test_review_confirms_corrects_or_rejects_and_gates_exports(task1, django_use
     assert rejected.review_status == "rejected"
     assert set(exportable_pairs(task1)) == {accepted.edited_summary, corrected.edited_summary}
     # "Other" is allowed for a reviewer.
-    assert review_edit(rejected.pk, reviewer, "correct", corrected_type="other").review_status == "corrected"
+    assert review_edit(rejected.pk, reviewer, campaign_id=task1.pk, action="correct", corrected_type="other").review_status == "corrected"
 
 
 def test_new_edits_are_scored_after_commit_when_the_campaign_asks(task1, django_capture_on_commit_callbacks):

@@ -11,6 +11,7 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     BonusEntry,
+    Document,
     Participation,
     SentenceJudgement,
     Trap,
@@ -246,22 +247,48 @@ def test_no_bonus_when_score_below_bonus_threshold():
 
 def test_too_fast_flag_and_lead_time_bounds():
     campaign = make_campaign(entity_check_enabled=False, min_seconds_per_sentence=2.0)
-    make_document(campaign)
-    make_document(campaign)
+    for _ in range(4):
+        make_document(campaign)
     fast, slow = make_worker(), make_worker()
+    # A bot submits at once but reports 30 s per sentence: the server's clock decides, and the reported
+    # times are scaled down so that they sum to no more than the time the server saw.
     a = request_assignment(fast, campaign)
-    age(a)
-    submit_assignment(a.pk, fast, answers_for(a, seconds=0.5))
+    started = a.created_at
+    submit_assignment(a.pk, fast, answers_for(a, seconds=30.0))
     a.refresh_from_db()
     assert a.too_fast is True
+    lead = list(SentenceJudgement.objects.filter(assignment=a).values_list("lead_time_seconds", flat=True))
+    assert sum(lead) <= (a.submitted_at - started).total_seconds() + 1e-3 and len(set(lead)) == 1
     b = request_assignment(slow, campaign)
     age(b, minutes=5)
     submit_assignment(b.pk, slow, answers_for(b, seconds=99999))
     b.refresh_from_db()
     assert b.too_fast is False
-    # A client-reported time longer than the assignment existed is cut to the elapsed time.
-    lead = SentenceJudgement.objects.filter(assignment=b).values_list("lead_time_seconds", flat=True)
-    assert all(290 < t < 400 for t in lead)
+    # Times that sum to more than the elapsed 5 minutes are scaled to it.
+    lead = list(SentenceJudgement.objects.filter(assignment=b).values_list("lead_time_seconds", flat=True))
+    assert 299 < sum(lead) < 302
+    participation = Participation.objects.get(worker=fast, campaign=campaign)
+    assert participation.too_fast_items == 1 and not participation.is_fast_worker
+    # Consistently fast (3 items, all too fast): flagged on the admin's figures and in the API.
+    for _ in range(2):
+        c = request_assignment(fast, campaign)
+        submit_assignment(c.pk, fast, answers_for(c, seconds=30.0))
+    participation.refresh_from_db()
+    assert (participation.items_submitted, participation.too_fast_items, participation.is_fast_worker) == (3, 3, True)
+    from annotate.api.serializers import ParticipationSerializer
+    from annotate.selectors import worker_table
+
+    assert ParticipationSerializer(participation).data["fast_worker"] is True
+    flags = {row["worker"].pk: row["fast_worker"] for row in worker_table(campaign)}
+    assert flags == {fast.pk: True, slow.pk: False}
+
+
+def test_scale_lead_times():
+    from annotate.frank.protocol import scale_lead_times
+
+    assert scale_lead_times([10, 10], 40) == 1.0
+    assert scale_lead_times([20.0, 10.0, 0.8], 2.5) == pytest.approx(2.5 / 30.8)  # the forged item
+    assert scale_lead_times([], 3) == 1.0
 
 
 def test_expired_assignment_is_refused_and_slot_freed():
@@ -284,3 +311,52 @@ def test_unqualified_worker_gets_no_item_and_qualified_one_does():
         request_assignment(worker, campaign)
     qualify(worker, campaign)
     assert request_assignment(worker, campaign) is not None
+
+
+def test_a_frank_bonus_is_decided_with_the_score_at_submission():
+    from annotate.services.bonuses import award_submission_pay_and_bonus
+
+    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, trap_min_count=50, redundancy=1)
+    for _ in range(2):
+        make_document(campaign, summaries=[["Greenvale approved a budget."]], traps=TRAPS)
+    worker = make_worker()
+    first = request_assignment(worker, campaign)
+    submit_assignment(first.pk, worker, answers_for(first))  # trap right: score 100%, bonus owed
+    second = request_assignment(worker, campaign)
+    submit_assignment(second.pk, worker, answers_for(second, trap_right=False))  # score now 50%: no bonus
+    bonuses = lambda: sorted(BonusEntry.objects.filter(worker=worker, reason__startswith="item").values_list("assignment_id", "reason"))
+    decided = bonuses()
+    assert [a for a, _ in decided] == [first.pk] and "quality score 100%" in decided[0][1]
+    # A later recomputation with another score changes nothing: the decision belongs to the submission.
+    participation = Participation.objects.get(worker=worker, campaign=campaign)
+    Participation.objects.filter(pk=participation.pk).update(trap_correct=2, trap_total=2)
+    participation.refresh_from_db()
+    assert award_submission_pay_and_bonus(participation, second) == []
+    assert bonuses() == decided
+
+
+def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_document():
+    import random
+
+    from annotate.frank.protocol import _entity_question, entity_pool
+
+    campaign = make_campaign()
+    document = make_document(campaign, negative_entity="the changes")  # a non-entity is never an option
+    make_document(campaign, article=["Pedro Alvarez met Laura Chen in Lisbon.", "The Orbis Trust paid for it."])
+    pool = entity_pool(document)
+    assert {"Helen Carter", "Smith", "Jones"} <= set(pool["present"]["PERSON"])
+    assert "the changes" not in str(pool) and {"Pedro Alvarez", "Laura Chen"} <= set(pool["absent"]["PERSON"])
+    seen = set()
+    for seed in range(30):
+        question = _entity_question(document, random.Random(seed))
+        absent = question["options"][question["answer"]]
+        kind = next(k for k, names in pool["absent"].items() if absent in names)
+        assert any(o in pool["present"][kind] for o in question["options"] if o != absent)
+        seen.add(tuple(sorted(question["options"])))
+    assert len(seen) > 3  # different workers get different options
+    # Computed once: kept with the document and reused, not recomputed per request.
+    document.refresh_from_db()
+    assert document.metadata["entity_pool"] == pool
+    Document.objects.filter(pk=document.pk).update(text="Nothing here.")
+    document.refresh_from_db()
+    assert entity_pool(document) == pool

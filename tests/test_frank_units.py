@@ -66,9 +66,13 @@ def test_qualification_score_is_share_of_correct_sentences():
     assert score_qualification(key_answers(frank_content.QUALIFICATION))[0] == 1.0
     score, marks = score_qualification(key_answers(frank_content.QUALIFICATION, flip=2))
     assert score == pytest.approx((size - 2) / size) and marks[:2] == [False, False]
-    # An extra category on an erroneous sentence is not the right category.
+    # One rule with the tutorial: "every kind of error that applies" -- the right category among at most two
+    # selected is right (RelE+EntE where EntE is right); ticking three or more is not.
     answers = key_answers(frank_content.QUALIFICATION)
-    answers["summaries"][0][1]["categories"].append("EntE")
+    second = "RelE" if answers["summaries"][0][1]["categories"] != ["RelE"] else "EntE"
+    answers["summaries"][0][1]["categories"].append(second)
+    assert score_qualification(answers)[0] == 1.0
+    answers["summaries"][0][1]["categories"].append("OtherE")
     assert score_qualification(answers)[0] == pytest.approx((size - 1) / size)
     with pytest.raises(InvalidSubmission, match="summary 1: answer all 4 sentences"):
         score_qualification({"summaries": [[], [], []]})
@@ -128,7 +132,9 @@ def test_generate_traps_for_new_documents():
 def test_relevance_ranks_by_lexical_similarity():
     article = ["The council approved the budget.", "Schools will open in 2026.", "It rained on Monday."]
     assert relevant_sentences(article, ["The budget was approved by the council", "Rain fell Monday"], 1) == [[0], [2]]
-    assert relevant_sentences(article, ["zebra"], 2) == [[]]
+    # One rule for every sentence: always k underlines, even with no word in common (no sentence stands out).
+    assert relevant_sentences(article, ["zebra"], 2) == [[0, 1]]
+    assert relevant_sentences(article, ["the"], 5) == [[0, 1, 2]]
     assert relevant_sentences(article, ["budget"], 0) == [[]]
 
 

@@ -31,6 +31,13 @@ def login(client, worker):
     client.force_login(worker.user)
 
 
+def _test_of(worker, campaign):
+    """The qualification test this worker gets now (their random subset of the pool)."""
+    from annotate.frank.protocol import qualification_exercise
+
+    return qualification_exercise(Participation.objects.get(worker=worker, campaign=campaign))
+
+
 def qualification_form(answers: dict) -> dict:
     form = {}
     for s, row in enumerate(answers["summaries"]):
@@ -91,20 +98,23 @@ def test_qualification_fail_then_attempts_then_pass(client, attempts):
     worker = make_worker()
     login(client, worker)
     url = reverse("annotate:frank-qualification", args=[campaign.slug])
-    failed = client.post(url, qualification_form(key_answers(frank_content.QUALIFICATION, flip=3)))
-    assert b"You did not pass" in failed.content and b"77%" in failed.content
+    client.get(url)
+    failed = client.post(url, qualification_form(key_answers(_test_of(worker, campaign), flip=3)))
+    # Pass or fail only: neither the score nor which answers were wrong.
+    assert b"You did not pass" in failed.content and b"77%" not in failed.content and b"qualification-score" not in failed.content
+    assert b"tutorial-link" in failed.content
     p = Participation.objects.get(worker=worker)
     assert p.qualification_attempts == 1 and p.qualification_score == pytest.approx(10 / 13)
     if attempts == 1:
         assert p.qualification_status == QualificationStatus.FAILED
         assert b"no attempt left" in client.get(url).content
-        refused = client.post(url, qualification_form(key_answers(frank_content.QUALIFICATION)))
+        refused = client.post(url, qualification_form(key_answers(_test_of(worker, campaign))))
         assert refused.status_code == 403 and Participation.objects.get(worker=worker).qualification_status == QualificationStatus.FAILED
         assert client.get(reverse("annotate:frank-task", args=[campaign.slug])).status_code == 302
         assert not Assignment.objects.exists()
     else:
         assert p.qualification_status == QualificationStatus.NOT_TAKEN
-        passed = client.post(url, qualification_form(key_answers(frank_content.QUALIFICATION, flip=1)))  # 12/13 = 92%
+        passed = client.post(url, qualification_form(key_answers(_test_of(worker, campaign), flip=1)))  # 12/13 = 92%
         assert b"You passed" in passed.content
         assert Participation.objects.get(worker=worker).qualification_status == QualificationStatus.PASSED
 
@@ -114,10 +124,11 @@ def test_incomplete_qualification_is_refused_without_using_an_attempt(client):
     worker = make_worker()
     login(client, worker)
     url = reverse("annotate:frank-qualification", args=[campaign.slug])
-    form = qualification_form(key_answers(frank_content.QUALIFICATION))
-    del form["s2_4_factual"]
+    client.get(url)
+    form = qualification_form(key_answers(_test_of(worker, campaign)))
+    del form["s0_4_factual"]
     response = client.post(url, form)
-    assert response.status_code == 400 and b"Summary 3, sentence 5: answer Yes or No." in response.content
+    assert response.status_code == 400 and b"Summary 1, sentence 5: answer Yes or No." in response.content
     assert Participation.objects.get(worker=worker).qualification_attempts == 0
 
 
@@ -235,8 +246,8 @@ def test_no_gold_reaches_the_annotator(client):
         leak = re.search(r"trap|expected_|negative_entity|\"answer\"|gold", text, re.IGNORECASE)
         assert leak is None, leak
         assert "layout" not in text
-        for summary in frank_content.QUALIFICATION.summaries:
-            for key in summary:
+        for key in frank_content.QUALIFICATION_POOL:
+            for _ in (key,):
                 assert f"{key.text}\" data-category" not in text and (key.explanation == "" or key.explanation not in text)
     for summary in page_data["summaries"]:  # every sentence has the same fields: the trap's position is not told
         assert all(set(s) == {"text", "relevant"} for s in summary["sentences"])
@@ -313,9 +324,18 @@ def test_imported_frank_subset_renders_a_task_with_its_traps(client):
     page = client.get(reverse("annotate:frank-task", args=[campaign.slug])).content.decode()
     assignment = Assignment.objects.get(worker=worker)
     entity = assignment.layout["entity"]
-    assert entity and entity["options"][entity["answer"]] == assignment.item.document.negative_entity
-    trap_ids = [r["trap"] for r in assignment.layout["summaries"]]
-    assert all(trap_ids) and Trap.objects.filter(pk__in=trap_ids, document=assignment.item.document).count() == len(set(trap_ids))
+    # Named entities of the same kinds: the absent option is not in the article and has the kind of a present one.
+    from annotate.frank.protocol import entity_pool
+
+    pool = entity_pool(assignment.item.document)
+    absent = entity["options"][entity["answer"]]
+    assert absent.lower() not in assignment.item.document.text.lower()
+    kinds = [k for k, names in pool["absent"].items() if absent in names]
+    assert any(o in pool["present"].get(k, []) for k in kinds for o in entity["options"] if o != absent)
+    # Rate 1.0: a trap on every summary, except where every trap left would repeat a shown sentence.
+    trap_ids = [r["trap"] for r in assignment.layout["summaries"] if r["trap"]]
+    assert len(trap_ids) >= len(assignment.layout["summaries"]) - 1 and len(set(trap_ids)) == len(trap_ids)
+    assert Trap.objects.filter(pk__in=trap_ids, document=assignment.item.document).count() == len(trap_ids)
     data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', page, re.S).group(1))
     assert len(data["summaries"]) == len(assignment.layout["summaries"]) and not re.search(r"\bF[0-6]\b", page)
 

@@ -101,7 +101,7 @@ def test_crawled_pages_and_static_files_carry_no_gold(world):
             assert feedback.status_code == 200
             assert_no_gold(feedback.content.decode(), "tutorial feedback", tutorial_feedback=True)
     client.post(reverse("annotate:frank-tutorial-done", args=[slug]))
-    form = {f"s{s}_{i}_factual": "yes" for s, summary in enumerate(frank_content.QUALIFICATION.summaries) for i in range(len(summary))}
+    form = {f"s{s}_{i}_factual": "yes" for s in range(3) for i in range(5)}  # covers any test drawn from the pool
     result = client.post(reverse("annotate:frank-qualification", args=[slug]), form)
     assert result.status_code == 200
     pages["qualification result"] = result.content.decode()
@@ -160,7 +160,9 @@ def test_crawled_pages_and_static_files_carry_no_gold(world):
     assert scripts, "no project JavaScript found"
     for script in scripts:
         assert_no_gold(script.read_text(), str(script))
-    assert Trap.objects.filter(document=world["document"]).count() == 2
+    # The two traps of the document, plus the factual copies of summary-like article sentences added once.
+    traps = Trap.objects.filter(document=world["document"])
+    assert traps.exclude(code="F0").count() == 2 and traps.filter(code="F0").count() <= 4
 
 
 def _api_paths(campaign, document) -> list[str]:

@@ -192,13 +192,15 @@ class ParticipationSerializer(serializers.ModelSerializer):
         help_text="Label reliability over the campaign's judgements: n, majority, dawid_skene, mace (factual labels) and "
         "<method>_categories; null without sentences judged by two workers or more."
     )
+    fast_worker = serializers.BooleanField(source="is_fast_worker", read_only=True)
 
     class Meta:
         model = Participation
         fields = [
             "id", "worker", "campaign", "tutorial_done", "qualification_status", "qualification_attempts",
             "qualification_score", "is_blocked", "blocked_reason", "blocked_at", "trap_total", "trap_correct", "trap_score",
-            "entity_checks", "entity_failures", "items_submitted", "bonus_items", "bonus_total", "reliability", "created_at",
+            "entity_checks", "entity_failures", "items_submitted", "too_fast_items", "fast_worker", "bonus_items", "bonus_total",
+            "reliability", "created_at",
         ]
 
     @extend_schema_field(serializers.DictField(child=serializers.FloatField(allow_null=True), allow_null=True))

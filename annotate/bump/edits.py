@@ -1,8 +1,12 @@
 """Pure text logic of BUMP minimal-pair edits: word diff, word edit distance, inserted words, hints.
 
 No Django, no spaCy: sentence counting is passed in as a function so these stay small and testable.
-Words are whitespace-separated tokens (BUMP's summaries are tokenised, e.g. "1943 ."), compared exactly
-for the diff and distance, and case- and punctuation-insensitively when looking them up in the article.
+Text is compared on tokens, whatever its spacing: BUMP's summaries are tokenised ("1943 . Mary",
+"could n't") and a worker's edit is not, so "1943 . Mary", "1943. Mary" and "1943.  Mary" are the same
+tokens, and "could n't" is "couldn't". A token is a word (letters/digits, inner apostrophes kept) or one
+punctuation mark. The diff shows both; the edit distance counts words only, so an edit must change at
+least one word. Words are compared exactly for the distance, and case- and punctuation-insensitively when
+looking them up in the article. ``static/factlab/bump_task.js`` applies the same rule for the live diff.
 """
 from __future__ import annotations
 
@@ -20,11 +24,23 @@ _STOPWORDS = frozenset(
     "these those as not no he she they his her their him them we our you your i".split()
 )
 _PUNCT = re.compile(r"^\W+|\W+$")
+# A split clitic ("could n't", "Locke 's") belongs to the word before it.
+_CLITIC = re.compile(r"\s+(?=(?:n['’]t|['’](?:s|re|ve|ll|d|m))(?![\w]))", re.IGNORECASE)
+_TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+
+
+def tokens(text: str) -> list[str]:
+    """Words and punctuation marks of ``text``, independent of spacing (the unit of the diff)."""
+    return _TOKEN.findall(_CLITIC.sub("", text))
+
+
+def is_word(token: str) -> bool:
+    return any(ch.isalnum() for ch in token)
 
 
 def words(text: str) -> list[str]:
-    """Whitespace tokens of ``text`` (the unit of the diff and of the edit distance)."""
-    return text.split()
+    """The words of ``text``, punctuation left out (the unit of the edit distance)."""
+    return [t for t in tokens(text) if is_word(t)]
 
 
 def _alignment(a: Sequence[str], b: Sequence[str]) -> list[list[int]]:
@@ -54,13 +70,13 @@ def word_edit_distance(reference: str, edited: str) -> int:
 def word_diff(reference: str, edited: str) -> list[tuple[str, str]]:
     """Minimal word-level diff as ``[(op, text), ...]`` with op ``equal``, ``delete`` or ``insert``.
 
-    A substitution is a ``delete`` followed by an ``insert``; adjacent tokens with the same op are joined
-    by a space. The number of changed words matches :func:`word_edit_distance`'s alignment.
+    Over :func:`tokens` (words and punctuation). A substitution is a ``delete`` followed by an ``insert``;
+    adjacent tokens with the same op are joined by a space.
 
     >>> word_diff("made by Merck on Thursday", "made by Pfizer on Thursday")
     [('equal', 'made by'), ('delete', 'Merck'), ('insert', 'Pfizer'), ('equal', 'on Thursday')]
     """
-    a, b = words(reference), words(edited)
+    a, b = tokens(reference), tokens(edited)
     d = _alignment(a, b)
     ops: list[tuple[str, str]] = []
     i, j = len(a), len(b)
@@ -109,12 +125,20 @@ def word_diff(reference: str, edited: str) -> list[tuple[str, str]]:
 
 
 def inserted_words(reference: str, edited: str) -> list[str]:
-    """Words the edit brought in (the ``insert`` side of the diff), in order."""
-    return [token for op, text in word_diff(reference, edited) if op == INSERT for token in text.split()]
+    """Words the edit brought in (the ``insert`` side of the diff, punctuation left out), in order."""
+    return [token for op, text in word_diff(reference, edited) if op == INSERT for token in text.split() if is_word(token)]
 
 
 def _norm(token: str) -> str:
     return _PUNCT.sub("", token.lower())
+
+
+def highlight_inserted(article: str, inserted: Sequence[str]) -> list[tuple[str, bool]]:
+    """The article as ``[(token, marked), ...]`` (whitespace tokens), marking every occurrence of an inserted
+    content word (compared like :func:`edit_hints`), so a reviewer sees whether the edit took it from the
+    article (intrinsic) or not (extrinsic)."""
+    wanted = {w for w in (_norm(t) for t in inserted) if w and w not in _STOPWORDS}
+    return [(token, bool(wanted) and _norm(token) in wanted) for token in article.split()]
 
 
 @dataclass(frozen=True)
@@ -153,14 +177,17 @@ def edit_problems(
 ) -> dict[str, str]:
     """Why ``edited`` is not an acceptable minimal edit of ``reference``: ``{field: message}``, empty if fine.
 
-    Rules: not empty; differs from the reference (ignoring only surrounding whitespace and spacing);
-    at most ``max_distance`` words changed; the same number of sentences (``count_sentences``).
+    Rules: not empty; changes at least one word (spacing and punctuation alone do not count); at most
+    ``max_distance`` words changed; the same number of sentences (``count_sentences``).
     """
     if not edited.strip():
         return {"edited": "The edited summary is empty: change the summary instead of deleting it."}
-    if words(edited) == words(reference):
-        return {"edited": "The edited summary is the same as the original: change it to introduce one error."}
     distance = word_edit_distance(reference, edited)
+    if distance == 0:
+        if tokens(edited) == tokens(reference):
+            return {"edited": "The edited summary is the same as the original (spacing does not count): "
+                    "change a word to introduce one error."}
+        return {"edited": "The edit only changes punctuation: change at least one word to introduce one error."}
     if distance > max_distance:
         return {
             "edited": f"The edit changes {distance} words; keep it minimal (at most {max_distance} words changed, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import transaction
 
@@ -18,6 +18,7 @@ from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump import edits
 from annotate.models import Assignment, Campaign, CampaignKind, Edit, Item, Summary
 from annotate.nlp import count_sentences_by_punctuation, split_sentences
+from annotate.presentation import detokenize, detokenize_all
 from annotate.services.errors import InvalidSubmission
 
 from annotate.protocols.base import Protocol, SubmissionResult
@@ -52,8 +53,9 @@ def task_page_data(assignment: Assignment) -> dict[str, Any]:
     requested = bump_taxonomy.BY_CODE.get(item.requested_error_type)
     return {
         "assignment": assignment.pk,
-        "article": document.sentences or split_sentences(document.text),
-        "reference": item.summary.text,
+        # Shown detokenised like every worker-facing text; edits are compared on tokens, so spacing is moot.
+        "article": detokenize_all(document.sentences or split_sentences(document.text)),
+        "reference": detokenize(item.summary.text),
         "requested": None if requested is None else {
             "code": requested.code, "name": requested.name, "description": requested.description,
             "example": requested.example_edit, "explanation": requested.explanation,
@@ -102,6 +104,11 @@ class _BumpProtocol(Protocol):
     # The admin campaign page links to the expert review queue.
     review_url_name = "bump-review"
     allows_not_applicable = False
+    # BUMP has edits, no trap sentences, no reading check, no sentence judgements or per-sentence times.
+    terms: ClassVar[dict[str, str | None]] = {
+        "items": "Edits submitted", "items_csv": "edits", "trap_score": None, "entity": None,
+        "too_fast": None, "judgements_csv": None,
+    }
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         assignment.checkpoint_code = new_checkpoint_code()

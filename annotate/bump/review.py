@@ -26,6 +26,7 @@ from annotate.bump.protocol import (
     schedule_auto_scoring,
 )
 
+from annotate.services.bonuses import settle_edit_bonus
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 
 REVIEWER_GROUP = "reviewers"
@@ -48,7 +49,40 @@ def _require_reviewer(user) -> None:
         raise NotEligible("Only reviewers (staff or the 'reviewers' group) may review edits.")
 
 
-def review_edit(edit_id: int, reviewer, action: str, *, corrected_type: str = "", comment: str = "") -> Edit:
+def _lock_edit_for_review(edit_id: int, reviewer, campaign_id: int) -> Edit:
+    """The edit, locked, if ``reviewer`` may decide it here: an edit of this campaign, not their own."""
+    edit = (
+        Edit.objects.select_for_update(of=("self",)).select_related("edited_summary", "worker")
+        .filter(pk=edit_id, source_summary__document__campaign_id=campaign_id).first()
+    )
+    if edit is None:
+        raise AssignmentClosed("This edit does not exist in this campaign.")
+    if edit.worker is not None and edit.worker.user_id is not None and edit.worker.user_id == reviewer.pk:
+        raise NotEligible("You cannot review your own edit; another reviewer must decide it.")
+    if edit.is_not_applicable or edit.edited_summary is None:
+        raise InvalidSubmission("An N/A answer has no edit to review; complete its expert item instead.")
+    return edit
+
+
+def undo_review(edit_id: int, reviewer, *, campaign_id: int) -> Edit:
+    """Take back the decision on an edit: it is pending again and any bonus it earned is reversed."""
+    _require_reviewer(reviewer)
+    with transaction.atomic():
+        edit = _lock_edit_for_review(edit_id, reviewer, campaign_id)
+        edit.review_status = ReviewStatus.PENDING
+        edit.corrected_error_type = ""
+        edit.reviewer = None
+        edit.review_comment = ""
+        edit.reviewed_at = None
+        edit.save(update_fields=["review_status", "corrected_error_type", "reviewer", "review_comment", "reviewed_at"])
+        summary = edit.edited_summary
+        summary.corrected_error_type = ""
+        summary.save(update_fields=["corrected_error_type"])
+        settle_edit_bonus(edit)
+    return edit
+
+
+def review_edit(edit_id: int, reviewer, action: str, *, campaign_id: int, corrected_type: str = "", comment: str = "") -> Edit:
     """Record a reviewer's decision on an edit.
 
     * ``accept``: the edit has the requested type (``corrected_error_type`` = requested type);
@@ -57,18 +91,16 @@ def review_edit(edit_id: int, reviewer, action: str, *, corrected_type: str = ""
     * ``reject``: not a valid minimal edit; it never enters exports.
 
     The edited summary's ``corrected_error_type`` follows, so exports and statistics see the reviewed type.
-    A decision may be changed later (the last one counts). N/A records cannot be reviewed this way: their
-    expert item is completed with :func:`complete_expert_item`.
+    A decision may be changed or undone later (the last one counts); the edit's bonus follows it
+    (:func:`annotate.services.bonuses.settle_edit_bonus`). Only an edit of ``campaign_id`` is decided, and
+    never by the worker who made it. N/A records cannot be reviewed this way: their expert item is
+    completed with :func:`complete_expert_item`.
     """
     _require_reviewer(reviewer)
     if action not in REVIEW_ACTIONS:
         raise InvalidSubmission(f"unknown review action {action!r}; expected one of {', '.join(REVIEW_ACTIONS)}")
     with transaction.atomic():
-        edit = Edit.objects.select_for_update(of=("self",)).select_related("edited_summary").filter(pk=edit_id).first()
-        if edit is None:
-            raise AssignmentClosed("This edit no longer exists.")
-        if edit.is_not_applicable or edit.edited_summary is None:
-            raise InvalidSubmission("An N/A answer has no edit to review; complete its expert item instead.")
+        edit = _lock_edit_for_review(edit_id, reviewer, campaign_id)
         if action == "accept":
             if not edit.requested_error_type:
                 raise InvalidSubmission("A free-style edit has no requested type to confirm: choose its error type.", field_errors={"corrected_type": "required"})
@@ -92,6 +124,7 @@ def review_edit(edit_id: int, reviewer, action: str, *, corrected_type: str = ""
         summary = edit.edited_summary
         summary.corrected_error_type = corrected
         summary.save(update_fields=["corrected_error_type"])
+        settle_edit_bonus(edit)
     return edit
 
 

@@ -1,7 +1,7 @@
 """Read-only queries of BUMP campaigns: exportable pairs, the review queue, open expert items."""
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from annotate.models import (
     Assignment,
@@ -33,13 +33,27 @@ def exportable_pairs(campaign: Campaign) -> QuerySet[Summary]:
     )
 
 
-def review_queue(campaign: Campaign, *, status: str = ReviewStatus.PENDING) -> QuerySet[Edit]:
-    """Edits of the campaign with a given review status (N/A answers excluded), oldest first."""
-    return (
-        Edit.objects.filter(source_summary__document__campaign=campaign, is_not_applicable=False, review_status=status)
-        .select_related("source_summary__document", "edited_summary", "worker__user", "reviewer")
-        .order_by("created_at", "id")
+def review_queue(campaign: Campaign, *, status: str = ReviewStatus.PENDING, reviewer=None) -> QuerySet[Edit]:
+    """Edits of the campaign with a given review status (N/A answers excluded), oldest first.
+
+    With ``reviewer``, the reviewer's own edits are left out (nobody reviews their own work).
+    """
+    edits = Edit.objects.filter(source_summary__document__campaign=campaign, is_not_applicable=False, review_status=status)
+    if reviewer is not None:
+        edits = edits.exclude(worker__user_id=reviewer.pk)
+    return edits.select_related("source_summary__document", "edited_summary", "worker__user", "reviewer").order_by("created_at", "id")
+
+
+def review_history(campaign: Campaign, worker_ids: list[int]) -> dict[int, dict[str, int]]:
+    """Per worker: how many of their edits in the campaign are pending, accepted, corrected, rejected."""
+    history: dict[int, dict[str, int]] = {w: {s: 0 for s in ReviewStatus.values} for w in worker_ids}
+    rows = (
+        Edit.objects.filter(source_summary__document__campaign=campaign, is_not_applicable=False, worker_id__in=worker_ids)
+        .values("worker_id", "review_status").annotate(n=Count("id"))
     )
+    for row in rows:
+        history[row["worker_id"]][row["review_status"]] = row["n"]
+    return history
 
 
 def reviewed_edits(campaign: Campaign) -> QuerySet[Edit]:

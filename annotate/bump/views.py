@@ -22,16 +22,18 @@ from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump import edits
 from annotate.models import Campaign, CampaignKind, QualificationStatus
 from annotate.bump.protocol import task_page_data
-from annotate.bump.selectors import open_expert_items, review_queue, reviewed_edits
+from annotate.bump.selectors import open_expert_items, review_history, review_queue, reviewed_edits
+from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
+    client_address,
     get_participation,
     qualification_attempts_left,
     record_qualification,
 )
-from annotate.bump.review import complete_expert_item, is_reviewer, review_edit
+from annotate.bump.review import complete_expert_item, is_reviewer, review_edit, undo_review
 
 from annotate.views.common import claim_assignment, worker_for_user
 
@@ -74,7 +76,7 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
                "pass_score": campaign.qualification_pass_score}
     result_template = "annotate/bump/qualification_result.html"
     if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
-        return render(request, result_template, {**context, "passed": True, "score": participation.qualification_score})
+        return render(request, result_template, {**context, "passed": True})
     if request.method == "POST":
         try:
             scorer = bump_content.score_taxonomy if _is_taxonomy(campaign) else bump_content.score_accuracy
@@ -84,15 +86,15 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
             except bump_content.QualificationAnswerError as exc:
                 raise InvalidSubmission(str(exc)) from exc
             passed = score >= campaign.qualification_pass_score
-            record_qualification(participation, score=score, passed=passed, answers=answers)
+            record_qualification(participation, score=score, passed=passed, answers=answers, address=client_address(request))
         except WorkflowError as exc:
             extra = _qualification_context(campaign, request.POST)
             return render(request, extra["template"], {**context, **extra, "error": exc.message,
                                                        "attempts_left": qualification_attempts_left(participation)}, status=exc.status_code)
-        return render(request, result_template, {**context, "passed": passed, "score": score,
+        return render(request, result_template, {**context, "passed": passed,
                                                  "attempts_left": qualification_attempts_left(participation)})
     if participation.qualification_status == QualificationStatus.FAILED or qualification_attempts_left(participation) <= 0:
-        return render(request, result_template, {**context, "passed": False, "score": participation.qualification_score, "attempts_left": 0})
+        return render(request, result_template, {**context, "passed": False, "attempts_left": 0})
     extra = _qualification_context(campaign)
     return render(request, extra["template"], {**context, **extra, "attempts_left": qualification_attempts_left(participation)})
 
@@ -157,10 +159,16 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
     if not is_reviewer(request.user):
         return _forbidden(request)
     # Two independent pagers: the queue oldest first, decisions latest first.
-    pending_page = Paginator(review_queue(campaign), REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
+    pending_page = Paginator(review_queue(campaign, reviewer=request.user), REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
     reviewed_page = Paginator(reviewed_edits(campaign), REVIEW_PAGE_SIZE).get_page(request.GET.get("reviewed_page"))
-    pending = [{"edit": e, "diff": edits.word_diff(e.source_summary.text, e.text),
-                "requested": bump_taxonomy.BY_CODE.get(e.requested_error_type)} for e in pending_page]
+    history = review_history(campaign, sorted({e.worker_id for e in pending_page if e.worker_id}))
+    pending = [{
+        "edit": e, "diff": edits.word_diff(e.source_summary.text, e.text),
+        "requested": bump_taxonomy.BY_CODE.get(e.requested_error_type),
+        "article": edits.highlight_inserted(e.source_summary.document.text, e.inserted_words or []),
+        "worker": worker_pseudonym(campaign.pk, e.worker_id) if e.worker_id else "unknown",
+        "history": history.get(e.worker_id, {}),
+    } for e in pending_page]
     reviewed = [{"edit": e, "diff": edits.word_diff(e.source_summary.text, e.text),
                  "corrected": bump_taxonomy.BY_CODE.get(e.corrected_error_type)} for e in reviewed_page]
     experts = [{"item": i, "requested": bump_taxonomy.BY_CODE.get(i.requested_error_type)} for i in open_expert_items(campaign)]
@@ -171,29 +179,39 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
-def _back_to_review(request: HttpRequest, slug: str) -> HttpResponse:
-    """Return to the review page the reviewer decided on (same pages), not to the first one."""
+def _back_to_review(request: HttpRequest, slug: str, anchor: str = "") -> HttpResponse:
+    """Return to the review page the reviewer decided on (same pages), where they were on it: ``anchor`` is
+    the queue position decided on (the next edit now sits there) or the decisions table."""
     url = reverse("annotate:bump-review", args=[slug])
     query = urlencode({key: request.POST[key] for key in ("page", "reviewed_page") if request.POST.get(key, "").isdigit()})
-    return redirect(f"{url}?{query}" if query else url)
+    return redirect((f"{url}?{query}" if query else url) + (f"#{anchor}" if anchor else ""))
 
 
 @login_required
 @require_POST
 def review_decide(request: HttpRequest, slug: str, edit_id: int) -> HttpResponse:
-    _campaign(slug)
+    campaign = _campaign(slug)
     if not is_reviewer(request.user):
         return _forbidden(request)
+    action = request.POST.get("action", "")
+    position = request.POST.get("position", "")
+    anchor = f"queue-{position}" if position.isdigit() else "reviewed"
     try:
-        edit = review_edit(
-            edit_id, request.user, request.POST.get("action", ""),
-            corrected_type=request.POST.get("corrected_type", ""), comment=request.POST.get("comment", ""),
-        )
+        if action == "undo":
+            edit = undo_review(edit_id, request.user, campaign_id=campaign.pk)
+        else:
+            edit = review_edit(
+                edit_id, request.user, action, campaign_id=campaign.pk,
+                corrected_type=request.POST.get("corrected_type", ""), comment=request.POST.get("comment", ""),
+            )
     except WorkflowError as exc:
         messages.error(request, f"Edit {edit_id}: {exc.message}")
     else:
-        messages.success(request, f"Edit {edit.pk}: {edit.get_review_status_display().lower()}.")
-    return _back_to_review(request, slug)
+        if action == "undo":
+            messages.success(request, f"Edit {edit.pk}: decision undone, back in the queue.")
+        else:
+            messages.success(request, f"Edit {edit.pk}: {edit.get_review_status_display().lower()}. (Undo it in the decisions table.)")
+    return _back_to_review(request, slug, anchor)
 
 
 @login_required

@@ -6,9 +6,13 @@ sentences but no key.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
+import random
 from dataclasses import dataclass
 
-from annotate.frank.typology import BY_CODE
+from annotate.frank.typology import BY_CODE, CODES
+from annotate.presentation import detokenize_all
 
 
 @dataclass(frozen=True)
@@ -43,8 +47,8 @@ def public_view(exercise: Exercise) -> dict:
     """What a page may show: the article and the summary sentences, without the key."""
     return {
         "title": exercise.title,
-        "article": list(exercise.article),
-        "summaries": [[s.text for s in summary] for summary in exercise.summaries],
+        "article": detokenize_all(exercise.article),
+        "summaries": [detokenize_all(s.text for s in summary) for summary in exercise.summaries],
     }
 
 
@@ -90,6 +94,178 @@ TUTORIAL = Exercise(
         ),
     ),
 )
+
+# The default qualification: one article and a pool of keyed sentences, several per error category. Each
+# worker (and each of their attempts) gets a random subset covering every category (qualification_for),
+# so no fixed key exists to be recovered by trying identities.
+QUALIFICATION_ARTICLE = (
+    "A fire broke out at a chemical plant in Northfield on Saturday night, officials said.",
+    "About 200 residents were evacuated from nearby homes as a precaution.",
+    "Firefighters brought the blaze under control after six hours.",
+    "No one was injured, but two workers were treated for smoke inhalation.",
+    "The plant, owned by Larsen Industries, produces cleaning products.",
+    "Company spokesman David Okafor said he did not yet know what caused the fire.",
+    "The plant will remain closed until an investigation is completed.",
+)
+QUALIFICATION_POOL: tuple[KeySentence, ...] = (
+    K("A fire broke out at a chemical plant in Northfield on Saturday night."),
+    K("About 200 residents were evacuated as a precaution."),
+    K("Larsen Industries' plant produces cleaning products."),
+    K("No one was injured in the fire."),
+    K("The plant will stay closed until an investigation is completed."),
+    K("Firefighters controlled the blaze after six hours."),
+    K("Two workers were treated for smoke inhalation."),
+    K("David Okafor said he did not yet know the cause of the fire."),
+    K("Firefighters needed two days to control the blaze.", "CircE"),
+    K("The fire broke out on Sunday morning.", "CircE"),
+    K("A fire broke out at a chemical plant in Southfield.", "CircE"),
+    K("The plant is owned by David Okafor.", "EntE"),
+    K("Officials at Larsen Industries evacuated 200 firefighters.", "EntE"),
+    K("The plant, owned by Northfield, produces cleaning products.", "EntE"),
+    K("Two workers died from smoke inhalation.", "RelE"),
+    K("Firefighters started the blaze at the plant.", "RelE"),
+    K("David Okafor said he knew what caused the fire.", "RelE"),
+    K("The fire was caused by an electrical fault in the warehouse.", "OutE"),
+    K("The plant employs 350 people from Northfield.", "OutE"),
+    K("Larsen Industries will pay compensation to the residents.", "OutE"),
+    K("The plant will remain closed because no one was injured.", "LinkE"),
+    K("Residents were evacuated because the plant produces cleaning products.", "LinkE"),
+    K("Two workers were treated because the plant will remain closed.", "LinkE"),
+    K("She said the cause of the fire was not yet known.", "CorefE"),
+    K("They said she did not know what caused the fire.", "CorefE"),
+    K("Its spokesman said she would investigate.", "CorefE"),
+    K("Northfield evacuated plant the fire residents hours six.", "GramE"),
+    K("Smoke workers two inhalation the treated were for.", "GramE"),
+    K("Cleaning the produces plant Larsen products owned.", "GramE"),
+    K("About 200 residents, more than a thousand people, were evacuated.", "OtherE"),
+    K("The six-hour fire lasted most of a week.", "OtherE"),
+    K("Two workers, the only people at the plant, were among the many injured.", "OtherE"),
+)
+QUALIFICATION_FACTUAL_PER_TEST = 5
+QUALIFICATION_SUMMARY_SIZE = 4
+
+
+def pool_problems(pool: tuple[KeySentence, ...], factual_per_test: int) -> list[str]:
+    """What keeps a pool from giving every worker a test that covers every category (empty: fine)."""
+    problems = [f"no sentence of category {code}" for code in CODES if not any(k.category == code for k in pool)]
+    factual = sum(1 for k in pool if k.factual)
+    if factual < factual_per_test:
+        problems.append(f"{factual} correct sentences; at least {factual_per_test} are needed")
+    return problems
+
+
+def qualification_for(
+    secret: str, campaign_id: int, worker_id: int, attempt: int, *,
+    pool: tuple[KeySentence, ...] = QUALIFICATION_POOL, article: tuple[str, ...] = QUALIFICATION_ARTICLE,
+    title: str = "Fire at a chemical plant", factual_per_test: int = QUALIFICATION_FACTUAL_PER_TEST,
+) -> Exercise:
+    """The qualification test of one worker's attempt: one pool sentence per category and
+    ``QUALIFICATION_FACTUAL_PER_TEST`` correct ones, shuffled into summaries of four or five sentences.
+
+    Drawn with a keyed hash of (campaign, worker, attempt): the same on every page load and on scoring,
+    different between workers and attempts, and not predictable without the server's secret.
+    """
+    digest = hmac.new(secret.encode(), f"frank-qualification:{campaign_id}:{worker_id}:{attempt}".encode(), hashlib.sha256).digest()
+    rng = random.Random(digest)
+    chosen = [rng.choice([k for k in pool if k.category == code]) for code in CODES]
+    chosen += rng.sample([k for k in pool if k.factual], factual_per_test)
+    rng.shuffle(chosen)
+    n = max(1, len(chosen) // QUALIFICATION_SUMMARY_SIZE)
+    summaries = tuple(tuple(chosen[i::n]) for i in range(n))
+    return Exercise(title=title, article=article, summaries=summaries)
+
+
+# ---------------------------------------------------------------- campaign material (admin import)
+
+class MaterialError(ValueError):
+    """Imported tutorial/qualification material is invalid; the message names the place."""
+
+
+def _text(value, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise MaterialError(f"{where}: expected a non-empty string")
+    return value.strip()
+
+
+def _key(raw, where: str) -> KeySentence:
+    if not isinstance(raw, dict):
+        raise MaterialError(f"{where}: expected an object with text, category and explanation")
+    category = raw.get("category")
+    if category is not None and category not in BY_CODE:
+        raise MaterialError(f"{where}.category: unknown category {category!r}; expected null or one of {', '.join(CODES)}")
+    explanation = raw.get("explanation", "")
+    if not isinstance(explanation, str):
+        raise MaterialError(f"{where}.explanation: expected a string")
+    return KeySentence(_text(raw.get("text"), f"{where}.text"), category, explanation)
+
+
+def _article(raw, where: str) -> tuple[str, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise MaterialError(f"{where}: expected a non-empty list of sentences")
+    return tuple(_text(s, f"{where}[{i}]") for i, s in enumerate(raw))
+
+
+def parse_material(data) -> dict:
+    """Validate a campaign's material (format in docs/training-material.md) and return it normalised.
+
+    ``{"tutorial": {"title", "article": [...], "summaries": [[{"text", "category", "explanation"}]]},
+    "qualification": {"title", "article": [...], "pool": [{"text", "category", "explanation"}],
+    "factual_per_test": 5}}``; either part may be left out (the default stays). Raises ``MaterialError``.
+    """
+    if not isinstance(data, dict) or not data or set(data) - {"tutorial", "qualification"}:
+        raise MaterialError("expected an object with 'tutorial' and/or 'qualification'")
+    out: dict = {}
+    if "tutorial" in data:
+        t = data["tutorial"]
+        if not isinstance(t, dict) or not isinstance(t.get("summaries"), list) or not t["summaries"]:
+            raise MaterialError("tutorial: expected an object with title, article and a non-empty list of summaries")
+        summaries = [[_key(k, f"tutorial.summaries[{s}][{i}]") for i, k in enumerate(row)] if isinstance(row, list) and row
+                     else _fail(f"tutorial.summaries[{s}]: expected a non-empty list of sentences") for s, row in enumerate(t["summaries"])]
+        out["tutorial"] = {"title": _text(t.get("title"), "tutorial.title"), "article": list(_article(t.get("article"), "tutorial.article")),
+                           "summaries": [[k.__dict__ for k in row] for row in summaries]}
+    if "qualification" in data:
+        q = data["qualification"]
+        if not isinstance(q, dict) or not isinstance(q.get("pool"), list):
+            raise MaterialError("qualification: expected an object with title, article and a pool list")
+        pool = tuple(_key(k, f"qualification.pool[{i}]") for i, k in enumerate(q["pool"]))
+        factual = q.get("factual_per_test", QUALIFICATION_FACTUAL_PER_TEST)
+        if isinstance(factual, bool) or not isinstance(factual, int) or factual < 1:
+            raise MaterialError("qualification.factual_per_test: expected a positive integer")
+        problems = pool_problems(pool, factual)
+        if problems:
+            raise MaterialError("qualification.pool: " + "; ".join(problems))
+        out["qualification"] = {"title": _text(q.get("title"), "qualification.title"), "article": list(_article(q.get("article"), "qualification.article")),
+                                "pool": [k.__dict__ for k in pool], "factual_per_test": factual}
+    return out
+
+
+def _fail(message: str):
+    raise MaterialError(message)
+
+
+def _keys(rows) -> tuple[KeySentence, ...]:
+    return tuple(KeySentence(r["text"], r["category"], r.get("explanation", "")) for r in rows)
+
+
+def campaign_tutorial(material: dict) -> Exercise:
+    """The campaign's tutorial: imported material, or FRANK's default."""
+    t = (material or {}).get("tutorial")
+    if not t:
+        return TUTORIAL
+    return Exercise(title=t["title"], article=tuple(t["article"]), summaries=tuple(_keys(row) for row in t["summaries"]))
+
+
+def campaign_qualification(material: dict, secret: str, campaign_id: int, worker_id: int, attempt: int) -> Exercise:
+    """The worker's qualification test from the campaign's pool (imported, or FRANK's default)."""
+    q = (material or {}).get("qualification")
+    if not q:
+        return qualification_for(secret, campaign_id, worker_id, attempt)
+    return qualification_for(secret, campaign_id, worker_id, attempt, pool=_keys(q["pool"]), article=tuple(q["article"]),
+                             title=q["title"], factual_per_test=q["factual_per_test"])
+
+
+assert not pool_problems(QUALIFICATION_POOL, QUALIFICATION_FACTUAL_PER_TEST)
+
 
 QUALIFICATION = Exercise(
     title="Fire at a chemical plant",

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -32,6 +33,7 @@ from annotate.models import (
 )
 from annotate.nlp import named_entities, split_sentences
 from annotate.frank import page_cache
+from annotate.frank.page import choose_traps, present_page
 from annotate.services.errors import (
     AssignmentClosed,
     InvalidSubmission,
@@ -79,26 +81,49 @@ def parse_answer(raw: Any, where: str) -> tuple[bool, list[str], float | None]:
     return factual, categories, seconds
 
 
-def trap_answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
-    """FRANK's continuous evaluation: the Yes/No matches and, for an erroneous trap, its category is selected."""
+MAX_CATEGORIES_PER_ANSWER = 2
+
+
+def answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
+    """The one scoring rule of tutorial, qualification and trap sentences (stated in the instructions).
+
+    The Yes/No matches and, for an erroneous sentence, its error category is among those selected ("every
+    kind of error that applies"), with at most ``MAX_CATEGORIES_PER_ANSWER`` selected, so ticking every
+    category is not a way to be right.
+    """
     if factual != expected_factual:
         return False
-    return expected_factual or not expected_category or expected_category in categories
+    if expected_factual or not expected_category:
+        return True
+    return expected_category in categories and len(categories) <= MAX_CATEGORIES_PER_ANSWER
+
+
+def trap_answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:
+    """FRANK's continuous evaluation, by the one rule (:func:`answer_correct`)."""
+    return answer_correct(expected_factual, expected_category, factual, categories)
 
 
 def key_answer_correct(key: frank_content.KeySentence, factual: bool, categories: Sequence[str]) -> bool:
-    """Qualification rule: the Yes/No matches and, for an erroneous sentence, exactly its category is selected."""
-    if factual != key.factual:
-        return False
-    return key.factual or list(categories) == [key.category]
+    """Tutorial and qualification answers, by the one rule (:func:`answer_correct`)."""
+    return answer_correct(key.factual, key.category or "", factual, categories)
 
 
-def tutorial_feedback(summary: int, index: int, factual: bool, categories: Sequence[str]) -> dict[str, Any]:
+def qualification_exercise(participation: Participation) -> frank_content.Exercise:
+    """The worker's qualification test for their current attempt (a random subset of the pool)."""
+    return frank_content.campaign_qualification(
+        participation.campaign.training_material, settings.SECRET_KEY, participation.campaign_id, participation.worker_id,
+        participation.qualification_attempts,
+    )
+
+
+def tutorial_feedback(
+    summary: int, index: int, factual: bool, categories: Sequence[str], exercise: frank_content.Exercise = frank_content.TUTORIAL,
+) -> dict[str, Any]:
     """Immediate feedback on one tutorial answer: ``{"correct": bool, "message": str}``.
 
     A partially right "No" (the right category among others) is accepted with a note on the extra ones.
     """
-    key = frank_content.TUTORIAL.sentence(summary, index)
+    key = exercise.sentence(summary, index)
     if key.factual:
         if factual:
             return {"correct": True, "message": f"Correct: this sentence is accurate. {key.explanation}"}
@@ -112,17 +137,20 @@ def tutorial_feedback(summary: int, index: int, factual: bool, categories: Seque
         return {"correct": False, "message": f"Look again: this sentence has {article} {name}. {key.explanation}"}
     if key.category not in categories:
         return {"correct": False, "message": f"Not this category: the sentence has {article} {name} ('{BY_CODE[key.category].annotator_label}'). {key.explanation}"}
+    if not key_answer_correct(key, factual, categories):
+        return {"correct": False, "message": f"Too many categories: select the error that applies (at most {MAX_CATEGORIES_PER_ANSWER}). "
+                f"This sentence has {article} {name}. {key.explanation}"}
     extra = [BY_CODE[c].annotator_label for c in categories if c != key.category]
     note = f" ('{'; '.join(extra)}' does not apply here.)" if extra else ""
     return {"correct": True, "message": f"Correct: {article} {name}. {key.explanation}{note}"}
 
 
-def score_qualification(answers: Any) -> tuple[float, list[bool]]:
-    """Score qualification answers ``{"summaries": [[answer, ...], ...]}`` against the key.
+def score_qualification(answers: Any, exercise: frank_content.Exercise = frank_content.QUALIFICATION) -> tuple[float, list[bool]]:
+    """Score qualification answers ``{"summaries": [[answer, ...], ...]}`` against ``exercise``'s key.
 
-    Returns ``(share correct, per-sentence correctness)``. Every sentence must be answered.
+    Returns ``(share correct, per-sentence correctness)``. Every sentence must be answered. The marks stay
+    on the server: the worker is only told pass or fail.
     """
-    exercise = frank_content.QUALIFICATION
     rows = answers.get("summaries") if isinstance(answers, dict) else None
     if not isinstance(rows, list) or len(rows) != len(exercise.summaries):
         raise InvalidSubmission(f"answer all {len(exercise.summaries)} summaries")
@@ -134,6 +162,13 @@ def score_qualification(answers: Any) -> tuple[float, list[bool]]:
             factual, categories, _ = parse_answer(raw, f"summary {s + 1}, sentence {i + 1}")
             marks.append(key_answer_correct(key, factual, categories))
     return sum(marks) / len(marks), marks
+
+
+def scale_lead_times(seconds: Sequence[float], elapsed: float) -> float:
+    """Factor applied to client-reported per-sentence times: 1, or ``elapsed / sum`` when they sum to more
+    than the server-measured ``elapsed`` seconds."""
+    total = sum(seconds)
+    return elapsed / total if total > elapsed and total > 0 else 1.0
 
 
 # ---------------------------------------------------------------- layout
@@ -165,8 +200,93 @@ def _clear_options(entities: list[str]) -> list[str]:
     return sorted(clear, key=lambda e: not e[:1].isupper())
 
 
+# Named-entity kinds a reader can tell were or were not mentioned (not numbers, dates or quantities).
+ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW")
+ENTITY_POOL_KEY = "entity_pool"
+ENTITY_POOL_OTHERS = 40  # other documents of the campaign sampled for absent entities
+
+
+def typed_entities(text: str) -> dict[str, list[str]]:
+    """Clear named entities of ``text`` by spaCy NER kind: ``{"PERSON": ["Helen Carter", ...], ...}``."""
+    from annotate.nlp import get_nlp
+
+    found: dict[str, dict[str, None]] = {}
+    for ent in get_nlp(disable=("lemmatizer",))(text).ents:
+        if ent.label_ in ENTITY_KINDS:
+            found.setdefault(ent.label_, {})[ent.text.strip()] = None
+    return {kind: names for kind, names in ((k, _clear_options(list(v))) for k, v in found.items()) if names}
+
+
+def _present_entities(document: Document) -> dict[str, list[str]]:
+    cached = (document.metadata or {}).get(ENTITY_POOL_KEY, {}).get("present")
+    return cached if cached is not None else typed_entities(document.text)
+
+
+def entity_pool(document: Document) -> dict[str, dict[str, list[str]]]:
+    """The entity question's candidates, computed once per document and kept in ``document.metadata``:
+    ``{"present": {kind: [names in the article]}, "absent": {kind: [names of that kind not in it]}}``.
+
+    Absent names come from other articles of the campaign (and the imported negative entity), by kind, so
+    the absent option has the same kind as a present one.
+    """
+    cached = (document.metadata or {}).get(ENTITY_POOL_KEY)
+    if cached and "absent" in cached:
+        return cached
+    text = document.text.lower()
+    present = _present_entities(document)
+    absent: dict[str, dict[str, None]] = {}
+    others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("?")[:ENTITY_POOL_OTHERS]
+    for other in others:
+        for kind, names in _present_entities(other).items():
+            for name in names:
+                if name.lower() not in text:
+                    absent.setdefault(kind, {})[name] = None
+    negative = document.negative_entity.strip()
+    if negative and negative.lower() not in text:
+        for kind, names in typed_entities(negative).items():
+            if negative in names:
+                absent.setdefault(kind, {})[negative] = None
+    pool = {"present": present, "absent": {k: sorted(v) for k, v in absent.items()}}
+    metadata = {**(document.metadata or {}), ENTITY_POOL_KEY: pool}
+    Document.objects.filter(pk=document.pk).update(metadata=metadata)
+    document.metadata = metadata
+    return pool
+
+
+def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
+    """Two entities of the article and one absent entity of the same kind as one of them (random per
+    worker among what the article allows); None when the article has no such pair."""
+    pool = entity_pool(document)
+    present, absent = pool["present"], pool["absent"]
+    kinds = sorted(k for k in present if absent.get(k))
+    if not kinds:
+        return None
+    kind = rng.choice(kinds)
+    negative = rng.choice(absent[kind])
+    same = present[kind]
+    if len(same) >= 2:
+        chosen = rng.sample(same, 2)
+    else:
+        others = [name for k, names in sorted(present.items()) if k != kind for name in names if name.lower() != same[0].lower()]
+        if not others:
+            return None
+        chosen = [same[0], rng.choice(others)]
+    options = chosen + [negative]
+    if len({o.lower() for o in options}) < 3:
+        return None
+    rng.shuffle(options)
+    return {"options": options, "answer": options.index(negative)}
+
+
 def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
-    """Three options, two entities from the article and one that is not in it; None when impossible."""
+    """Three options, two entities from the article and one that is not in it; None when impossible.
+
+    Named entities of the same kinds first (:func:`_typed_entity_question`); articles without a usable
+    pair fall back to the imported entity list and negative entity.
+    """
+    typed = _typed_entity_question(document, rng)
+    if typed is not None:
+        return typed
     text = document.text.lower()
     candidates = [e.strip() for e in dict.fromkeys(document.entities or []) if isinstance(e, str)]
     present = _clear_options([e for e in candidates if e.lower() in text])
@@ -186,57 +306,62 @@ def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] |
     return {"options": options, "answer": options.index(negative)}
 
 
-def _traps_for(document: Document) -> list[Trap]:
-    traps = list(document.traps.order_by("id"))
-    if not traps:
-        from annotate.frank.traps import generate_traps
+def _traps_for(document: Document, summary_sentences: list[str]) -> list[Trap]:
+    """The document's traps: imported or generated ones, plus (once) factual copies of summary-like
+    article sentences, which keep traps from standing out by being unlike the page."""
+    from annotate.frank.traps import add_copy_traps, generate_traps
 
-        traps = generate_traps(document)
-    return traps
+    if not document.traps.exists():
+        generate_traps(document)
+    add_copy_traps(document, summary_sentences)
+    return list(document.traps.order_by("id"))
 
 
 def build_layout(document: Document, trap_rate: float, rng: random.Random) -> dict[str, Any]:
     """The page layout of an item: summaries in a shuffled order, traps on a ``trap_rate`` share of them.
 
     The number of traps is ``trap_rate * n`` rounded stochastically (so its mean is exact) and the traps are
-    spread over randomly chosen summaries, each trap appended after the summary's last sentence.
+    spread over randomly chosen summaries, each trap appended after the summary's last sentence. Which trap
+    goes where follows :func:`annotate.frank.page.choose_traps` (never one repeating a shown sentence).
     """
     summaries = task_summaries(document)
     rng.shuffle(summaries)
     n = len(summaries)
     wanted = min(n, math.floor(trap_rate * n + rng.random())) if trap_rate > 0 else 0
-    traps = _traps_for(document) if wanted else []
-    rng.shuffle(traps)
-    with_trap = set(rng.sample(range(n), min(wanted, n))) if traps else set()
-    rows, t = [], 0
-    for position, summary in enumerate(summaries):
-        trap_id = None
-        if position in with_trap:
-            trap_id = traps[t % len(traps)].pk
-            t += 1
-        rows.append({"summary": summary.pk, "sentences": len(summary_sentences(summary)), "trap": trap_id})
+    sentences = [summary_sentences(s) for s in summaries]
+    traps = _traps_for(document, [s for group in sentences for s in group]) if wanted else []
+    slots = sorted(rng.sample(range(n), min(wanted, n))) if traps else []
+    trap_of = choose_traps(sentences, [(t.pk, t.text, t.code != "F0") for t in traps], slots, rng) if slots else {}
+    rows = [
+        {"summary": summary.pk, "sentences": len(sentences[p]), "trap": trap_of.get(p)}
+        for p, summary in enumerate(summaries)
+    ]
     return {"summaries": rows, "entity": _entity_question(document, rng)}
 
 
 def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
-    """Everything the annotation page shows, and nothing else (no trap marks, no entity answer)."""
+    """Everything the annotation page shows, and nothing else (no trap marks, no entity answer).
+
+    Texts go through the presentation layer (:func:`annotate.frank.page.present_page`): detokenised, each
+    trap in its summary's style, the same number of underlines for every sentence.
+    """
     document = assignment.item.document
     layout = assignment.layout
     article = document.sentences or split_sentences(document.text)
     by_id = {s.pk: s for s in Summary.objects.filter(pk__in=[r["summary"] for r in layout["summaries"]])}
     trap_text = dict(Trap.objects.filter(pk__in=[r["trap"] for r in layout["summaries"] if r["trap"]]).values_list("pk", "text"))
-    summaries = []
-    for row in layout["summaries"]:
-        sentences = summary_sentences(by_id[row["summary"]])[: row["sentences"]]
-        if row["trap"]:
-            sentences.append(trap_text[row["trap"]])
-        relevant = page_cache.relevant_sentences(article, sentences, relevant_k)
-        summaries.append({"sentences": [{"text": s, "relevant": r} for s, r in zip(sentences, relevant)]})
+    shown_article, pages = present_page(
+        article,
+        [summary_sentences(by_id[row["summary"]])[: row["sentences"]] for row in layout["summaries"]],
+        [trap_text[row["trap"]] if row["trap"] else None for row in layout["summaries"]],
+        relevant_k,
+        relevance=page_cache.relevant_sentences,  # cached per distinct input
+    )
     entity = layout.get("entity")
     return {
         "assignment": assignment.pk,
-        "article": article,
-        "summaries": summaries,
+        "article": shown_article,
+        "summaries": [{"sentences": page} for page in pages],
         "entity_options": entity["options"] if entity else [],
         "entity_done": (entity is None) or assignment.entity_correct is True,
         "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
@@ -315,7 +440,6 @@ class FrankProtocol(Protocol):
             for index, raw in enumerate(answers):
                 factual, categories, seconds = parse_answer(raw, f"summary {position + 1}, sentence {index + 1}")
                 if seconds is not None:
-                    seconds = min(seconds, elapsed)
                     seconds_all.append(seconds)
                 if spec["trap"] and index == spec["sentences"]:
                     trap_rows.append((spec["trap"], factual, categories))
@@ -324,6 +448,12 @@ class FrankProtocol(Protocol):
                         summary_id=spec["summary"], sentence_index=index, worker_id=assignment.worker_id, assignment=assignment,
                         factual=factual, categories=categories, lead_time_seconds=seconds,
                     ))
+        # Client-reported times cannot add up to more than the time the server saw the page open: when they
+        # do, all of them are scaled down to it.
+        scale = scale_lead_times(seconds_all, elapsed)
+        for judgement in judgements:
+            if judgement.lead_time_seconds is not None:
+                judgement.lead_time_seconds = round(judgement.lead_time_seconds * scale, 3)
         SentenceJudgement.objects.bulk_create(judgements)
         traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])
         correct = 0
@@ -334,8 +464,14 @@ class FrankProtocol(Protocol):
             TrapAnswer.objects.create(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok)
         campaign = assignment.item.campaign
         answered = len(judgements) + len(trap_rows)
-        per_sentence = (sum(seconds_all) / len(seconds_all)) if seconds_all else elapsed / max(answered, 1)
+        # The too-fast flag uses the server's clock only (a client can report any times it likes).
+        per_sentence = elapsed / max(answered, 1)
         assignment.too_fast = per_sentence < campaign.min_seconds_per_sentence
+        if assignment.too_fast:
+            # The participation is locked by the submit service; this counter feeds the fast-worker flag.
+            Participation.objects.filter(worker_id=assignment.worker_id, campaign_id=campaign.pk).update(
+                too_fast_items=F("too_fast_items") + 1
+            )
         return SubmissionResult(
             stored_rows=len(judgements), traps_correct=correct, traps_total=len(trap_rows),
             extra={"seconds_per_sentence": round(per_sentence, 2)},

@@ -11,8 +11,9 @@ def relevant_sentences(article_sentences: Sequence[str], queries: Sequence[str],
     """For each query, the indexes of the ``k`` article sentences most similar to it, best first.
 
     Similarity is the cosine of TF-IDF vectors fitted on the article sentences and the queries
-    (unigrams and bigrams, English stop words removed). Sentences with zero similarity are never
-    returned, so a query sharing no word with the article gets ``[]``. ``k <= 0`` gives ``[]`` for every query.
+    (unigrams and bigrams, English stop words removed). One rule for every sentence shown, traps included:
+    always ``min(k, len(article))`` sentences, whatever their score (ties by position), so no sentence stands
+    out by having fewer underlines. ``k <= 0`` gives ``[]`` for every query.
     """
     if k <= 0 or not article_sentences or not queries:
         return [[] for _ in queries]
@@ -24,12 +25,12 @@ def relevant_sentences(article_sentences: Sequence[str], queries: Sequence[str],
     try:
         matrix = vectorizer.fit_transform(list(article_sentences) + list(queries))
     except ValueError:
-        # Only stop words everywhere: nothing to match on.
-        return [[] for _ in queries]
+        # Only stop words everywhere: nothing to match on, the first k sentences by the same rule.
+        return [list(range(min(k, len(article_sentences)))) for _ in queries]
     n = len(article_sentences)
     sims = cosine_similarity(matrix[n:], matrix[:n])
     result: list[list[int]] = []
     for row in sims:
         order = sorted(range(n), key=lambda i: (-row[i], i))[:k]
-        result.append([i for i in order if row[i] > 0])
+        result.append(order)
     return result

@@ -73,6 +73,30 @@ def scramble(sentence: str, rng: random.Random) -> str:
     return text[:1].upper() + text[1:].lower() + "."
 
 
+COPY_TRAPS_FLAG = "copy_traps_added"
+
+
+def add_copy_traps(document: Document, summary_sentences: list[str]) -> list[Trap]:
+    """Add, once per document, factual copy traps (F0) of the article sentences closest to its summaries
+    (:func:`annotate.frank.page.summary_like_sentences`); returns the traps created now."""
+    from annotate.frank.page import summary_like_sentences
+
+    if (document.metadata or {}).get(COPY_TRAPS_FLAG):
+        return []
+    existing = set(document.traps.values_list("text", flat=True))
+    sentences = document.sentences or split_sentences(document.text)
+    label = TRAP_LABELS["F0"]
+    with transaction.atomic():
+        made = [
+            Trap.objects.create(document=document, code="F0", text=text, expected_factual=label[0], expected_category=label[1] or "")
+            for text in summary_like_sentences(sentences, summary_sentences) if text not in existing
+        ]
+        metadata = {**(document.metadata or {}), COPY_TRAPS_FLAG: True}
+        Document.objects.filter(pk=document.pk).update(metadata=metadata)
+        document.metadata = metadata
+    return made
+
+
 def generate_traps(document: Document, *, seed: int | None = None) -> list[Trap]:
     """Create and return one trap of each kind that can be made from ``document`` (none if it has traps).
 

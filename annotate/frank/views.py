@@ -18,6 +18,7 @@ from annotate.models import Assignment, Campaign, CampaignKind, QualificationSta
 from annotate.frank.protocol import (
     build_layout,
     check_entity_answer,
+    qualification_exercise,
     score_qualification,
     task_page_data,
     tutorial_feedback,
@@ -28,6 +29,7 @@ from annotate.services.participation import (
     eligibility_problem,
     get_participation,
     mark_tutorial_done,
+    client_address,
     qualification_attempts_left,
     record_qualification,
 )
@@ -66,7 +68,7 @@ def tutorial(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("annotate:campaign", slug)
     return render(request, "annotate/frank/tutorial.html", {
         "campaign": campaign,
-        "exercise": frank_content.public_view(frank_content.TUTORIAL),
+        "exercise": frank_content.public_view(frank_content.campaign_tutorial(campaign.training_material)),
         "categories": CATEGORIES,
         "done": participation.tutorial_done,
     })
@@ -76,7 +78,7 @@ def tutorial(request: HttpRequest, slug: str) -> HttpResponse:
 @require_POST
 def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
     """Feedback on one tutorial answer; the key stays on the server."""
-    _campaign(slug)
+    exercise = frank_content.campaign_tutorial(_campaign(slug).training_material)
     try:
         body = _json_body(request)
         summary, index = body.get("summary"), body.get("index")
@@ -86,7 +88,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
 
         factual, categories, _ = parse_answer(body, "answer")
         try:
-            feedback = tutorial_feedback(summary, index, factual, categories)
+            feedback = tutorial_feedback(summary, index, factual, categories, exercise)
         except IndexError as exc:
             raise InvalidSubmission(str(exc)) from exc
     except WorkflowError as exc:
@@ -96,7 +98,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
     store = request.session.get(TUTORIAL_SESSION_KEY, {})
     store[slug] = sorted(answered)
     request.session[TUTORIAL_SESSION_KEY] = store
-    return JsonResponse({**feedback, "answered": len(answered), "total": frank_content.TUTORIAL.size})
+    return JsonResponse({**feedback, "answered": len(answered), "total": exercise.size})
 
 
 @login_required
@@ -104,8 +106,9 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
 def tutorial_done(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(slug)
     answered = request.session.get(TUTORIAL_SESSION_KEY, {}).get(slug, [])
-    if len(answered) < frank_content.TUTORIAL.size:
-        messages.error(request, f"Please answer every tutorial sentence first ({len(answered)} of {frank_content.TUTORIAL.size} answered).")
+    size = frank_content.campaign_tutorial(campaign.training_material).size
+    if len(answered) < size:
+        messages.error(request, f"Please answer every tutorial sentence first ({len(answered)} of {size} answered).")
         return redirect("annotate:frank-tutorial", slug)
     mark_tutorial_done(get_participation(worker_for_user(request.user), campaign))
     return redirect("annotate:campaign", slug)
@@ -113,10 +116,10 @@ def tutorial_done(request: HttpRequest, slug: str) -> HttpResponse:
 
 # ---------------------------------------------------------------- qualification
 
-def _qualification_rows(post=None) -> list[dict]:
+def _qualification_rows(exercise: frank_content.Exercise, post=None) -> list[dict]:
     """The test's sentences with the worker's current form values (for re-display after an error)."""
     rows = []
-    for s, summary in enumerate(frank_content.public_view(frank_content.QUALIFICATION)["summaries"]):
+    for s, summary in enumerate(frank_content.public_view(exercise)["summaries"]):
         sentences = []
         for i, text in enumerate(summary):
             name = f"s{s}_{i}"
@@ -129,10 +132,10 @@ def _qualification_rows(post=None) -> list[dict]:
     return rows
 
 
-def _parse_qualification_form(post) -> dict:
+def _parse_qualification_form(exercise: frank_content.Exercise, post) -> dict:
     """Form fields ``s<S>_<I>_factual`` (yes/no) and ``s<S>_<I>_cat`` (codes) -> the scoring structure."""
     summaries = []
-    for s, summary in enumerate(frank_content.QUALIFICATION.summaries):
+    for s, summary in enumerate(exercise.summaries):
         answers = []
         for i in range(len(summary)):
             value = post.get(f"s{s}_{i}_factual")
@@ -153,32 +156,32 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("annotate:campaign", slug)
     if campaign.tutorial_required and not participation.tutorial_done:
         return redirect("annotate:frank-tutorial", slug)
+    # Each worker and attempt gets its own random subset of the pool; only pass or fail is ever shown.
+    exercise = qualification_exercise(participation)
     context = {
         "campaign": campaign, "participation": participation, "pass_score": campaign.qualification_pass_score,
-        "exercise": frank_content.public_view(frank_content.QUALIFICATION), "categories": CATEGORIES,
+        "exercise": frank_content.public_view(exercise), "categories": CATEGORIES,
     }
     if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
-        return render(request, "annotate/frank/qualification_result.html", {**context, "passed": True, "score": participation.qualification_score})
+        return render(request, "annotate/frank/qualification_result.html", {**context, "passed": True})
     if request.method == "POST":
         try:
-            answers = _parse_qualification_form(request.POST)
-            score, _ = score_qualification(answers)
+            answers = _parse_qualification_form(exercise, request.POST)
+            score, _ = score_qualification(answers, exercise)
             passed = score >= campaign.qualification_pass_score
-            record_qualification(participation, score=score, passed=passed, answers=answers)
+            record_qualification(participation, score=score, passed=passed, answers=answers, address=client_address(request))
         except WorkflowError as exc:
             return render(request, "annotate/frank/qualification.html", {
-                **context, "rows": _qualification_rows(request.POST), "error": exc.message,
+                **context, "rows": _qualification_rows(exercise, request.POST), "error": exc.message,
                 "attempts_left": qualification_attempts_left(participation),
             }, status=exc.status_code)
         return render(request, "annotate/frank/qualification_result.html", {
-            **context, "passed": passed, "score": score, "attempts_left": qualification_attempts_left(participation),
+            **context, "passed": passed, "attempts_left": qualification_attempts_left(participation),
         })
     if participation.qualification_status == QualificationStatus.FAILED or qualification_attempts_left(participation) <= 0:
-        return render(request, "annotate/frank/qualification_result.html", {
-            **context, "passed": False, "score": participation.qualification_score, "attempts_left": 0,
-        })
+        return render(request, "annotate/frank/qualification_result.html", {**context, "passed": False, "attempts_left": 0})
     return render(request, "annotate/frank/qualification.html", {
-        **context, "rows": _qualification_rows(), "attempts_left": qualification_attempts_left(participation),
+        **context, "rows": _qualification_rows(exercise), "attempts_left": qualification_attempts_left(participation),
     })
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from annotate.models import Assignment, Campaign
 
@@ -33,6 +33,11 @@ class Protocol(ABC):
     #: the admin campaign page).
     preview_url_name: str | None = None
     review_url_name: str | None = None
+    #: The protocol's words on admin pages and CSVs; None hides a figure the protocol does not have.
+    terms: ClassVar[dict[str, str | None]] = {
+        "items": "Items", "items_csv": "items", "trap_score": "Trap score", "entity": "Reading check",
+        "too_fast": "Too fast", "judgements_csv": "sentence judgements with lead times (CSV)",
+    }
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""

@@ -2,8 +2,11 @@
 
 Rules (campaign settings, FRANK's values by default): ``bonus_per_item`` for each item submitted while
 the worker's continuous-evaluation score is at least ``bonus_min_score``, and ``bonus_streak_amount``
-more for every ``bonus_streak_size`` such items. Campaigns without control sentences (BUMP) pay the item
-bonus for every accepted submission. The base pay per item is recorded in the same ledger (reason "pay").
+more for every ``bonus_streak_size`` such items, decided with the score at the time of submission (the
+ledger entry is written then and never revisited, so a later change of the score changes nothing).
+BUMP edits earn ``bonus_per_item`` only once expert review accepts or corrects them
+(:func:`settle_edit_bonus`); a changed or undone decision appends a reversing entry. The base pay per item
+is recorded in the same ledger at submission (reason "pay per item").
 """
 from __future__ import annotations
 
@@ -11,15 +14,33 @@ import io
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from annotate.exporters.tabular import SafeCsvWriter
-from annotate.models import Assignment, BonusEntry, Campaign, Participation, Worker
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    BonusEntry,
+    Campaign,
+    Edit,
+    Participation,
+    ReviewStatus,
+    TrapAnswer,
+    Worker,
+)
+
+EDIT_BONUS_PREFIX = "edit-bonus"
 
 
-def _add_entry(*, key: str, participation: Participation, assignment: Assignment | None, amount: Decimal, reason: str) -> bool:
-    """Append one entry; False (and nothing written) when an entry with this key exists."""
-    if amount <= 0:
+def _add_entry(
+    *, key: str, participation: Participation, assignment: Assignment | None, amount: Decimal, reason: str,
+    reversal: bool = False,
+) -> bool:
+    """Append one entry; False (and nothing written) when an entry with this key exists.
+
+    Amounts are positive, except a ``reversal`` (negative: it cancels an earlier entry of the ledger).
+    """
+    if amount == 0 or (amount < 0) != reversal:
         return False
     try:
         with transaction.atomic():
@@ -32,8 +53,18 @@ def _add_entry(*, key: str, participation: Participation, assignment: Assignment
         return False
 
 
-def bonus_eligible(participation: Participation) -> bool:
-    score = participation.trap_score
+def score_at_submission(assignment: Assignment) -> float | None:
+    """The worker's trap score over the answers submitted up to and including ``assignment`` (None before
+    any trap): the same whenever it is computed, so a bonus decision never changes afterwards."""
+    submitted_at = Assignment.objects.values_list("submitted_at", flat=True).get(pk=assignment.pk)
+    counts = TrapAnswer.objects.filter(
+        assignment__worker_id=assignment.worker_id, assignment__item__campaign_id=assignment.item.campaign_id,
+        assignment__status=AssignmentStatus.SUBMITTED, assignment__submitted_at__lte=submitted_at,
+    ).aggregate(total=Count("id"), correct=Count("id", filter=Q(correct=True)))
+    return counts["correct"] / counts["total"] if counts["total"] else None
+
+
+def bonus_eligible(participation: Participation, score: float | None) -> bool:
     if score is None:
         # No control sentence seen yet: FRANK pays once the score exists; campaigns without traps always pay.
         return participation.campaign.is_bump or participation.campaign.trap_rate == 0
@@ -47,12 +78,15 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
     pay_key = f"pay:{assignment.pk}"
     if _add_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
         written.append(pay_key)
-    if not bonus_eligible(participation):
+    if campaign.is_bump:
+        return written  # an edit's bonus waits for its review (settle_edit_bonus)
+    score = score_at_submission(assignment)
+    if not bonus_eligible(participation, score):
         return written
     item_key = f"item-bonus:{assignment.pk}"
     if _add_entry(
         key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
-        reason=f"item submitted with quality score >= {campaign.bonus_min_score:.0%}",
+        reason=f"item submitted with quality score {score or 0:.0%} >= {campaign.bonus_min_score:.0%}"[:200],
     ):
         written.append(item_key)
         Participation.objects.filter(pk=participation.pk).update(bonus_items=F("bonus_items") + 1)
@@ -66,6 +100,33 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
             ):
                 written.append(streak_key)
     return written
+
+
+def settle_edit_bonus(edit: Edit) -> Decimal:
+    """Bring the ledger in line with an edit's review: ``bonus_per_item`` owed while the edit is accepted or
+    corrected, nothing otherwise (pending, rejected, N/A). Returns the amount appended (0 when in line).
+
+    Called with the edit locked by the review; entries are only appended (a reversal cancels an earlier bonus).
+    """
+    assignment = edit.assignment
+    if assignment is None or edit.worker_id is None:
+        return Decimal(0)
+    campaign = assignment.item.campaign
+    participation = Participation.objects.filter(worker_id=edit.worker_id, campaign=campaign).first()
+    if participation is None:
+        return Decimal(0)
+    owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
+    entries = BonusEntry.objects.filter(key__startswith=f"{EDIT_BONUS_PREFIX}:{edit.pk}:")
+    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    delta = (campaign.bonus_per_item if owed else Decimal(0)) - current
+    if delta == 0:
+        return delta
+    reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
+    _add_entry(
+        key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=assignment,
+        amount=delta, reason=reason, reversal=delta < 0,
+    )
+    return delta
 
 
 def ledger_totals(campaign: Campaign | None = None) -> QuerySet:

@@ -1,8 +1,12 @@
 """A worker's standing in a campaign: eligibility, blocking, qualification bookkeeping, quality rules."""
 from __future__ import annotations
 
+import hashlib
+import hmac
+import ipaddress
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -89,15 +93,42 @@ def qualification_attempts_left(participation: Participation) -> int:
     return max(0, participation.campaign.qualification_attempts - participation.qualification_attempts)
 
 
-def record_qualification(participation: Participation, *, score: float, passed: bool, answers: dict[str, Any]) -> QualificationAttempt:
-    """Store one qualification attempt; refuses when no attempt is left or the worker already passed."""
+def client_address(request) -> str:
+    """A keyed hash of the request's network address (IPv4 address, IPv6 /64): attempts from one network
+    are counted together without storing the address itself."""
+    raw = request.META.get("REMOTE_ADDR", "") or ""
+    try:
+        ip = ipaddress.ip_address(raw)
+    except ValueError:
+        return ""
+    network = str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
+    return hmac.new(settings.SECRET_KEY.encode(), network.encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def qualification_attempts_per_address(campaign: Campaign) -> int:
+    """Attempts one network address may make in a campaign, all identities together (the per-worker limit
+    times ``FACTLAB_QUALIFICATION_IDENTITIES_PER_ADDRESS``, 3 by default: a shared office or household)."""
+    return campaign.qualification_attempts * int(getattr(settings, "FACTLAB_QUALIFICATION_IDENTITIES_PER_ADDRESS", 3))
+
+
+def record_qualification(
+    participation: Participation, *, score: float, passed: bool, answers: dict[str, Any], address: str = "",
+) -> QualificationAttempt:
+    """Store one qualification attempt; refuses when no attempt is left to the worker or to their network
+    address in this campaign (``address`` from :func:`client_address`), or the worker already passed."""
     with transaction.atomic():
         locked = Participation.objects.select_for_update().get(pk=participation.pk)
         if locked.qualification_status == QualificationStatus.PASSED:
             raise NotEligible("You have already passed the qualification test.")
         if qualification_attempts_left(locked) <= 0:
             raise NotEligible("You have no qualification attempt left.")
-        attempt = QualificationAttempt.objects.create(participation=locked, answers=answers, score=score, passed=passed)
+        if address:
+            # Serialise attempts of one campaign so two identities on one address cannot both slip under the limit.
+            Campaign.objects.select_for_update().filter(pk=locked.campaign_id).first()
+            used = QualificationAttempt.objects.filter(participation__campaign_id=locked.campaign_id, address=address).count()
+            if used >= qualification_attempts_per_address(locked.campaign):
+                raise NotEligible("No qualification attempt is left from your network in this campaign.")
+        attempt = QualificationAttempt.objects.create(participation=locked, answers=answers, score=score, passed=passed, address=address)
         locked.qualification_attempts += 1
         locked.qualification_score = score
         if passed:

@@ -73,6 +73,7 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
         "progress": campaign_progress(campaign),
         "workers": workers,
         "review_url": reverse(f"annotate:{review_name}", args=[slug]) if review_name else None,
+        "terms": protocol.terms,
         "entry_url": request.build_absolute_uri(reverse("annotate:campaign", args=[slug])),
         "study_links": study_links(campaign, request.build_absolute_uri(reverse("annotate:campaign", args=[slug]))),
         "crowd_form": crowd_form or CrowdSettingsForm(instance=campaign),
@@ -205,7 +206,7 @@ def workers_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     out = io.StringIO()
     writer = SafeCsvWriter(out)
-    writer.writerow(["worker", "provider", "items", "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
+    writer.writerow(["worker", "provider", protocol_for(campaign.kind).terms["items_csv"], "trap_score", "traps", "entity_checks", "qualification", "qualification_score",
                      "blocked", "blocked_reason", "seconds_per_item", "seconds_per_sentence", "too_fast_items", "owed"])
     for row in worker_table(campaign):
         fmt = lambda v: "" if v is None else f"{v:.3f}"

@@ -13,7 +13,13 @@
   const status = document.getElementById("submit-status");
   const storeKey = "factlab-bump-" + data.assignment;
 
-  function words(text) { return text.split(/\s+/).filter(Boolean); }
+  // Tokens independent of spacing, as annotate/bump/edits.py: a split clitic ("could n't") joins its word,
+  // then words (inner apostrophes kept) and single punctuation marks.
+  function tokens(text) {
+    return text.replace(/\s+(?=(?:n['\u2019]t|['\u2019](?:s|re|ve|ll|d|m))(?![\p{L}\p{N}_]))/giu, "")
+      .match(/[\p{L}\p{N}_]+(?:['\u2019][\p{L}\p{N}_]+)*|[^\p{L}\p{N}_\s]/gu) || [];
+  }
+  function isWord(token) { return /[\p{L}\p{N}]/u.test(token); }
 
   // Word-level Levenshtein alignment (same rule as annotate/bump/edits.py): returns [[op, word], ...] and the distance.
   function diff(a, b) {
@@ -40,7 +46,9 @@
   }
 
   function render() {
-    const result = diff(words(data.reference), words(editor.value));
+    const result = diff(tokens(data.reference), tokens(editor.value));
+    // The distance counts words only (punctuation and spacing do not count), like the server.
+    result.distance = diff(tokens(data.reference).filter(isWord), tokens(editor.value).filter(isWord)).distance;
     diffBox.textContent = "";
     // Deletions of a changed span before its insertions, like the review page.
     let dels = [], ins = [];

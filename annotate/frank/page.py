@@ -1,0 +1,134 @@
+"""What a FRANK task page shows, as plain functions (no database): which trap goes where, and the text.
+
+Rules that keep traps indistinguishable from genuine summary sentences (checked by
+``benchmarks/trap_style_auc.py``):
+
+- every shown text goes through :mod:`annotate.presentation` (detokenised; a trap styled like its summary);
+- every shown sentence, trap or not, gets the same number of underlined article sentences;
+- a trap never repeats, up to its edit, a sentence shown on the same page (:func:`repeats_visible`).
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
+from typing import Any
+
+from annotate.frank.relevance import relevant_sentences
+from annotate.presentation import casing_map, detokenize, detokenize_all, style_like
+
+# What a trap edit changes: negation words (F1) and gendered pronouns (F6). F5 reorders words.
+_NEGATION = {"not", "n't", "no", "never", "nt"}
+_PRONOUNS = {"he", "she", "him", "her", "his", "hers", "himself", "herself"}
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+NEAR_DUPLICATE_RATIO = 0.85
+
+
+def _edit_free_words(sentence: str) -> list[str]:
+    words = _TOKEN.findall(detokenize(sentence).lower().replace("’", "'").replace("n't", " n't"))
+    return ["<pron>" if w in _PRONOUNS else w for w in words if w not in _NEGATION]
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two sentences are once a trap edit is neutralised (1.0 = the same up to the edit)."""
+    wa, wb = _edit_free_words(a), _edit_free_words(b)
+    if not wa or not wb:
+        return 0.0
+    if wa == wb or Counter(wa) == Counter(wb):
+        return 1.0
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
+
+
+def similar(a: str, b: str) -> bool:
+    """Same sentence up to a trap edit: equal words once negations and pronouns are neutralised, the same
+    bag of words (a reordering), or a word sequence at least 85% alike."""
+    return similarity(a, b) >= NEAR_DUPLICATE_RATIO
+
+
+def repeats_visible(candidate: str, visible: Sequence[str], *, edited: bool = True) -> bool:
+    """True when ``candidate`` is, up to its edit, one of the ``visible`` sentences.
+
+    An edited trap (negation, pronoun swap, scramble...) must not be near any shown sentence: the edit
+    would be visible side by side. An unedited copy of an article sentence (F0) only must not be
+    identical to one: like genuine summaries of one article, it may resemble a shown sentence.
+    """
+    if edited:
+        return any(similar(candidate, v) for v in visible)
+    return any(similarity(candidate, v) >= 1.0 for v in visible)
+
+
+COPY_TRAPS_PER_DOCUMENT = 4
+
+
+def summary_like_sentences(article: Sequence[str], summary_sentences: Sequence[str], n: int = COPY_TRAPS_PER_DOCUMENT) -> list[str]:
+    """The ``n`` article sentences (6 to 40 words) closest in wording to the summaries' sentences.
+
+    Copied unedited they are factual traps (F0) that resemble the summaries as genuine sentences of
+    different systems resemble each other, so a trap cannot be told by being unlike everything on the page.
+    """
+    scored = sorted(
+        ((max((similarity(line, s) for s in summary_sentences), default=0.0), i)
+         for i, line in enumerate(article) if 6 <= len(line.split()) <= 40),
+        key=lambda pair: (-pair[0], pair[1]),
+    )
+    return [article[i] for _, i in scored[:n]]
+
+
+def choose_traps(
+    summaries: Sequence[Sequence[str]], traps: Sequence[tuple[int, str, bool]], slots: Sequence[int], rng: random.Random,
+) -> dict[int, int]:
+    """Trap id for each summary position in ``slots``: a trap that repeats no sentence on the page.
+
+    ``traps`` are ``(id, text, edited)``; ``edited`` is False for an unedited copy of an article sentence.
+
+    Traps that repeat a shown sentence up to their edit (:func:`repeats_visible`) are never taken. Among the
+    others, the trap whose length is closest to the summary's sentences is taken, then the one closest in
+    wording to the page (genuine summaries of one article resemble each other; a trap unlike everything
+    else, or much longer or shorter, would stand out too); ties at random. Positions with no trap left get
+    none (the page then has fewer traps rather than a tell).
+    """
+    visible = [s for sentences in summaries for s in sentences]
+    pool = list(traps)
+    rng.shuffle(pool)
+    chosen: dict[int, int] = {}
+    for position in slots:
+        lengths = sorted(len(s.split()) for s in summaries[position]) or [0]
+        low, high = lengths[0], lengths[-1]
+
+        def rank(entry: tuple[int, tuple[int, str, bool]], low: int = low, high: int = high) -> tuple[int, float, int]:
+            index, (_, text, _) = entry
+            words = len(text.split())
+            off = max(low - words, words - high, 0)
+            return (off, -max((similarity(text, v) for v in visible), default=0.0), index)
+
+        eligible = [(i, t) for i, t in enumerate(pool) if not repeats_visible(t[1], visible, edited=t[2])]
+        if not eligible:
+            continue
+        index, _ = min(eligible, key=rank)
+        trap_id, text, _ = pool.pop(index)
+        chosen[position] = trap_id
+        visible.append(text)
+    return chosen
+
+
+def present_page(
+    article: Sequence[str], summaries: Sequence[Sequence[str]], trap_texts: Sequence[str | None], relevant_k: int,
+    *, relevance: Callable[[Sequence[str], Sequence[str], int], list[list[int]]] = relevant_sentences,
+) -> tuple[list[str], list[list[dict[str, Any]]]]:
+    """The article sentences and, per summary, ``[{"text", "relevant"}]`` exactly as the page shows them.
+
+    ``trap_texts[i]`` (or None) is appended to summary ``i`` in that summary's style. ``relevance`` picks the
+    underlined article sentences (the task page passes its cached variant).
+    """
+    shown_article = detokenize_all(article)
+    casing = casing_map(" ".join(shown_article))
+    pages = []
+    for sentences, trap in zip(summaries, trap_texts):
+        shown = detokenize_all(sentences)
+        if trap:
+            shown.append(style_like(trap, shown, casing))
+        relevant = relevance(shown_article, shown, relevant_k)
+        pages.append([{"text": s, "relevant": r} for s, r in zip(shown, relevant)])
+    return shown_article, pages
