@@ -43,7 +43,8 @@ class CampaignSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Campaign
-        exclude = ["exclusive_with"]
+        # training_material holds qualification keys: imported with manage.py import_training_material only.
+        exclude = ["exclusive_with", "training_material"]
         read_only_fields = ["status", "created_at", "updated_at", "started_at", "finished_at"]
 
     def validate_auto_score_metrics(self, value: list[str]) -> list[str]:
