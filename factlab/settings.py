@@ -12,6 +12,7 @@ Everything that differs between a laptop, CI and production comes from the envir
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -28,14 +29,36 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 PRODUCTION = env_bool("FACTLAB_PRODUCTION", False)
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+# The test suite (pytest, or `manage.py test`) gets development conveniences without asking.
+TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
+# DEBUG shows settings and tracebacks to anyone who causes an error: only `make demo` (DJANGO_DEBUG=1)
+# turns it on; gunicorn, docker compose and every other process run without it.
+DEBUG = env_bool("DJANGO_DEBUG", False) and not PRODUCTION
 
+# A public development key would let anyone forge sessions and reverse export pseudonyms: outside DEBUG
+# and tests the process refuses to start without a real one.
+DEV_SECRET_KEY = "dev-insecure-factlab-key-do-not-use-in-production-0123456789abcdef"
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
+    if PRODUCTION or not (DEBUG or TESTING):
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY must be set (a long random string, e.g. from "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`); "
+            "only `make demo` (DJANGO_DEBUG=1) and the tests run without one."
+        )
+    SECRET_KEY = DEV_SECRET_KEY
+elif PRODUCTION and SECRET_KEY == DEV_SECRET_KEY:
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is the public development key; set a long random one.")
+
+# Export pseudonyms are keyed separately, so a leaked or rotated SECRET_KEY neither reveals nor changes
+# them (annotate.exporters.pseudonyms). Required in production; development derives one from SECRET_KEY.
+FACTLAB_PSEUDONYM_KEY = os.environ.get("FACTLAB_PSEUDONYM_KEY", "")
+if not FACTLAB_PSEUDONYM_KEY:
     if PRODUCTION:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when FACTLAB_PRODUCTION is on.")
-    # Development only: a fixed, clearly-marked key so sessions survive restarts.
-    SECRET_KEY = "dev-insecure-factlab-key-do-not-use-in-production-0123456789abcdef"
+        raise ImproperlyConfigured("FACTLAB_PSEUDONYM_KEY must be set in production (a long random string, different from DJANGO_SECRET_KEY).")
+    FACTLAB_PSEUDONYM_KEY = "pseudonyms:" + SECRET_KEY
+elif PRODUCTION and FACTLAB_PSEUDONYM_KEY == SECRET_KEY:
+    raise ImproperlyConfigured("FACTLAB_PSEUDONYM_KEY must differ from DJANGO_SECRET_KEY.")
 
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
@@ -128,6 +151,8 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
+# Outside production, whitenoise serves static files straight from the source folders (no collectstatic).
+WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = Path(os.environ.get("FACTLAB_MEDIA_ROOT", BASE_DIR / "media"))
 
 LOGIN_URL = "login"
@@ -138,6 +163,21 @@ LOGOUT_REDIRECT_URL = "login"
 FACTLAB_MAX_UPLOAD_BYTES = int(os.environ.get("FACTLAB_MAX_UPLOAD_BYTES", str(50 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(5 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+# --- Imports: limits applied while reading (annotate.importers.limits), task attempts, upload retention.
+FACTLAB_IMPORT_LIMITS = {
+    "max_depth": int(os.environ.get("FACTLAB_IMPORT_MAX_DEPTH", "16")),
+    "max_string_chars": int(os.environ.get("FACTLAB_IMPORT_MAX_STRING_CHARS", "200000")),
+    "max_file_bytes": int(os.environ.get("FACTLAB_IMPORT_MAX_FILE_BYTES", str(512 * 1024 * 1024))),
+    "max_abs_number": float(os.environ.get("FACTLAB_IMPORT_MAX_ABS_NUMBER", "1e12")),
+    "max_zip_members": int(os.environ.get("FACTLAB_IMPORT_MAX_ZIP_MEMBERS", "20000")),
+    "max_zip_bytes": int(os.environ.get("FACTLAB_IMPORT_MAX_UNZIPPED_BYTES", str(1024 * 1024 * 1024))),
+    "max_zip_ratio": float(os.environ.get("FACTLAB_IMPORT_MAX_ZIP_RATIO", "100")),
+}
+# Starts of one import job (a worker killed mid-import re-delivers it) before it fails for good.
+FACTLAB_IMPORT_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_IMPORT_MAX_ATTEMPTS", "3"))
+# Uploaded files are deleted once imported; failed ones are kept this long for inspection.
+FACTLAB_IMPORT_FAILED_RETENTION_HOURS = float(os.environ.get("FACTLAB_IMPORT_FAILED_RETENTION_HOURS", "168"))
 
 # --- Celery / Redis
 REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -14,6 +14,7 @@ from annotate.models import Dataset
 from annotate.nlp import split_sentences
 
 from annotate.importers.base import RecordReader, iter_json_array
+from annotate.importers.scores import METRIC_BOUND
 from annotate.importers.store import Store
 
 
@@ -50,14 +51,14 @@ def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | 
                     raise record.fail(f"score key {key!r} must end in _reference or _edited", "scores")
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise record.fail(f"score {key!r} is not a number", "scores")
-                parsed_scores.append((metric, side, float(value)))
+                parsed_scores.append((metric, side, RecordReader(scores, path=path, index=index).number(key, low=-METRIC_BOUND, high=METRIC_BOUND)))
 
             document = store.document(
-                article_id, dataset=Dataset.CNNDM, text=article, sentences=split_sentences(article),
+                article_id, origin=record, id_field="article_id", dataset=Dataset.CNNDM, text=article, sentences=split_sentences(article),
                 metadata={"source": "bump"},
             )
             reference = store.summary(
-                document, "reference", text=reference_text, is_reference=True, sentences=split_sentences(reference_text)
+                document, "reference", origin=record, text=reference_text, is_reference=True, sentences=split_sentences(reference_text)
             )
             pair_id = str(record.get("id", "")) or hashlib.sha1(f"{edited_text}\x00{error_type}".encode()).hexdigest()[:16]
             edited = store.edited_summary(

@@ -32,6 +32,7 @@ from .store import Store
 
 DATASETS = {d.value for d in Dataset}
 SPLITS = {s.value for s in Split}
+HUMAN_SCORE_BOUND = 1e6  # human ratings are shares, Likert points or counts
 
 
 def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
@@ -59,10 +60,9 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
                 if not isinstance(is_reference, bool):
                     raise sub.fail("expected true or false", "is_reference")
                 scores = sub.get("human_scores") or {}
-                if not isinstance(scores, dict) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values()
-                ):
+                if not isinstance(scores, dict):
                     raise sub.fail("expected an object of numbers", "human_scores")
+                scores = {key: RecordReader(scores, path=path, index=sub.index).number(key, low=-HUMAN_SCORE_BOUND, high=HUMAN_SCORE_BOUND) for key in scores}
                 parsed.append((system, summary_text, sub.string_list("sentences", required=False), is_reference, scores))
             traps = []
             for t_index, trap in enumerate(record.obj_list("traps", required=False)):
@@ -73,7 +73,7 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
                 traps.append((code, sub.text("text")))
 
             document = store.document(
-                doc_id, dataset=dataset, split=split, text=text,
+                doc_id, origin=record, dataset=dataset, split=split, text=text,
                 sentences=record.string_list("sentences", required=False) or split_sentences(text),
                 url=record.text("url", required=False)[:500],
                 entities=record.string_list("entities", required=False),
@@ -85,7 +85,7 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
                 store.trap(document, code, trap_text, factual, category or "")
             for system, summary_text, sentences, is_reference, scores in parsed:
                 summary = store.summary(
-                    document, system, text=summary_text, sentences=sentences or split_sentences(summary_text),
+                    document, system, origin=record, text=summary_text, sentences=sentences or split_sentences(summary_text),
                     is_reference=is_reference, human_scores=scores,
                 )
                 if is_reference:

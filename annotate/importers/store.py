@@ -1,6 +1,8 @@
 """Idempotent writes shared by every importer: each helper finds a row by its natural key or creates it."""
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -20,7 +22,7 @@ from annotate.models import (
     Worker,
 )
 
-from .base import ImportReport
+from .base import ImportFailed, ImportReport, RecordReader
 
 IMPORTED_CONFIG = "imported"
 
@@ -32,16 +34,40 @@ class Store:
         self.campaign = campaign
         self.report = report
         self._workers: dict[tuple[str, str], Worker] = {}
+        self._seen: dict[tuple[str, tuple], tuple[bytes, str]] = {}  # (kind, natural key) -> (text, where first read)
 
-    def document(self, external_id: str, **fields: Any) -> Document:
+    def _same_content(self, kind: str, key: tuple, text: str, existing_text: str | None, origin: RecordReader | None, field: str) -> None:
+        """Refuse a second record with the same id and a different text, naming both records.
+
+        A re-import of the same content is fine (idempotent); a different text under an existing id would
+        silently attach summaries to the wrong article.
+        """
+        label = f"{Path(origin.path).name}, record {origin.index}" if origin is not None else "this import"
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        first = self._seen.setdefault((kind, key), (digest, label))
+        if first[0] != digest:
+            error = f"{kind} {key[-1]!r} was already read with a different text at {first[1]}"
+        elif existing_text is not None and existing_text != text and first[1] == label:
+            error = f"{kind} {key[-1]!r} is already in campaign '{self.campaign.slug}' with a different text"
+        else:
+            return
+        raise ImportFailed(error, path=origin.path if origin else None, record=origin.index if origin else None, field=field)
+
+    def document(self, external_id: str, *, origin: RecordReader | None = None, id_field: str = "id", **fields: Any) -> Document:
         doc, created = Document.objects.get_or_create(campaign=self.campaign, external_id=external_id, defaults=fields)
+        if "text" in fields:
+            self._same_content("document", (external_id,), fields["text"], None if created else doc.text, origin, id_field)
         self.report.count("documents", created)
         return doc
 
-    def summary(self, document: Document, system: str, **fields: Any) -> Summary:
+    def summary(self, document: Document, system: str, *, origin: RecordReader | None = None, **fields: Any) -> Summary:
         summary, created = Summary.objects.get_or_create(
             document=document, system=system, edited_from=None, defaults=fields
         )
+        if "text" in fields:
+            self._same_content(
+                "summary", (document.external_id, system), fields["text"], None if created else summary.text, origin, "system"
+            )
         if not created and fields.get("human_scores") and summary.human_scores != fields["human_scores"]:
             summary.human_scores = fields["human_scores"]
             summary.save(update_fields=["human_scores"])
