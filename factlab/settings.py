@@ -192,7 +192,13 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+# Seconds before Redis delivers an unacknowledged message again (a killed worker's task). It must exceed the
+# longest chunk or import, else a slow one runs twice; the beat below finds dead workers' jobs much sooner.
+CELERY_VISIBILITY_TIMEOUT = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# A broker outage must not hang a request: publishing gives up quickly (the beat sends the message later).
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", "2"))
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # Task modules not named tasks.py (autodiscovery only finds those).
 CELERY_IMPORTS = ["metrics_service.tasks_report"]
 # How often a worker looks for messages of lost workers older than the visibility timeout to deliver again
@@ -205,13 +211,27 @@ CELERY_BROKER_TRANSPORT_OPTIONS.update(
 CELERY_TASK_ROUTES = {
     "metrics_service.tasks.score_chunk": {"queue": "cpu"},
     "metrics_service.tasks.requeue_stale_chunks": {"queue": "cpu"},
+    "metrics_service.tasks.heal_scoring_jobs": {"queue": "cpu"},
+    "annotate.*": {"queue": "cpu"},
 }
 # Seconds between automatic reloads of a running campaign's dashboard.
 FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD_REFRESH_SECONDS", "60")))
 # Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
 # and how long a chunk may stay "running" before requeue_stale_chunks sends it again.
 FACTLAB_SCORING_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_SCORING_MAX_ATTEMPTS", "5"))
-FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECONDS", str(3 * 3600)))
+# The age fallback matches the broker's visibility timeout: by then Redis re-delivers the message anyway.
+FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECONDS", str(CELERY_VISIBILITY_TIMEOUT)))
+# Self-healing (celery beat, `celery -A factlab beat`): every FACTLAB_HEAL_INTERVAL_SECONDS, jobs whose
+# message never reached the broker and jobs of dead workers (no running lock) older than the grace time
+# are sent again; assignments past their deadline are expired; finished uploads are purged hourly.
+FACTLAB_HEAL_INTERVAL_SECONDS = float(os.environ.get("FACTLAB_HEAL_INTERVAL_SECONDS", "60"))
+FACTLAB_HEAL_GRACE_SECONDS = float(os.environ.get("FACTLAB_HEAL_GRACE_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE = {
+    "heal-scoring-jobs": {"task": "metrics_service.tasks.heal_scoring_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "heal-import-jobs": {"task": "annotate.heal_import_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "expire-stale-assignments": {"task": "annotate.expire_stale_assignments", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "purge-import-uploads": {"task": "annotate.purge_import_uploads", "schedule": 3600.0},
+}
 # Extra scorers, "name=module:Class,name2=module:Class2" (deployment-specific ones; the worker tests add a slow one).
 FACTLAB_EXTRA_SCORERS = dict(
     item.strip().split("=", 1) for item in os.environ.get("FACTLAB_EXTRA_SCORERS", "").split(",") if "=" in item
@@ -228,9 +248,18 @@ def _cache_url(redis_url: str) -> str:
 
 
 CACHE_URL = _cache_url(REDIS_URL)
+# With Redis down the cache answers "miss" and logs a warning (django-redis IGNORE_EXCEPTIONS): reports are
+# computed uncached, progress is read from the database, rate limits fail open (annotate.ratelimits).
+DJANGO_REDIS_IGNORE_EXCEPTIONS = True
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+DJANGO_REDIS_LOGGER = "factlab.cache"
 CACHES = {
     "default": (
-        {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 2, "IGNORE_EXCEPTIONS": True},
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "factlab"}
     )
@@ -239,7 +268,7 @@ CACHES = {
 # --- REST framework
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotate.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -247,7 +276,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotate.api.exceptions.exception_handler",
 }
+# API tokens expire this many hours after creation (0: never); a password change revokes them at once.
+FACTLAB_TOKEN_TTL_HOURS = float(os.environ.get("FACTLAB_TOKEN_TTL_HOURS", "720"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "FactLab API",
     "DESCRIPTION": "Campaigns, datasets, metric scoring jobs, exports and analysis reports for summary factuality evaluation.",
@@ -271,6 +303,8 @@ SPECTACULAR_SETTINGS = {
 # Rates are "N/s|m|h|d"; tests and the load benchmark raise them through the environment.
 RATELIMIT_ENABLE = env_bool("FACTLAB_RATELIMIT_ENABLE", True)
 RATELIMIT_USE_CACHE = "default"
+# An unreachable cache must not lock everyone out: limits are skipped (with a logged warning) until it is back.
+RATELIMIT_FAIL_OPEN = True
 # Login attempts (POST) per client IP, and per username tried (slows password guessing from many IPs).
 FACTLAB_RATELIMIT_LOGIN = os.environ.get("FACTLAB_RATELIMIT_LOGIN", "10/m")
 # Submissions (POST) per user: a real HIT takes minutes, and retries of one submission are idempotent anyway.

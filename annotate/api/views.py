@@ -29,6 +29,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.authentication import token_expired
 from annotate.frank.exporter import (
     stream_frank_file,
     stream_frank_zip,
@@ -60,6 +61,8 @@ from annotate.models import (
 from annotate.roles import readable_campaigns, role_of
 from annotate.services.campaigns import CampaignStateError, set_campaign_status
 from annotate.services.participation import block_participation, unblock_participation
+
+from factlab.jobs import require_broker
 
 from . import filters, serializers
 from .pagination import IdCursorPagination, StandardPagination
@@ -109,6 +112,9 @@ class TokenView(APIView):
         data.is_valid(raise_exception=True)
         user = data.validated_data["user"]
         token, created = Token.objects.get_or_create(user=user)
+        if not created and token_expired(token):  # an expired token is replaced, never handed out again
+            token.delete()
+            token, created = Token.objects.create(user=user), True
         body = {"token": token.key, "username": user.get_username(), "role": role_of(user)}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -432,6 +438,7 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
         body = serializers.ScoringJobCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        require_broker()  # 503 before anything is stored: chunks need the task queue
         try:
             job = services.submit_scoring_job(
                 metric=data["metric"], config=data.get("config") or None, campaign=self.campaign,
