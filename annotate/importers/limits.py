@@ -142,7 +142,7 @@ def build_array_items(events: Iterator[tuple[str, Any]], *, path: Path, limits: 
         if event in _OPEN:
             if len(stack) + 2 > limits.max_depth:
                 raise ImportFailed(
-                    f"nested deeper than {limits.max_depth} levels (FACTLAB_IMPORT_MAX_DEPTH)", path=path, record=index, field=".".join(names) or None
+                    f"nested deeper than {limits.max_depth} levels (FACTLAB_IMPORT_MAX_DEPTH)", path=path, record=index, field=".".join(n for n in names if n) or None
                 )
             container = _OPEN[event]()
             if stack:

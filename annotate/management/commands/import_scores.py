@@ -24,7 +24,7 @@ class Command(BaseCommand):
         except Exception as exc:  # one line, not a traceback (--traceback or -v 3 shows it)
             if options["traceback"] or options["verbosity"] >= 3:
                 raise
-            raise CommandError(f"import failed, nothing was stored: internal error ({type(exc).__name__}: {exc})") from None
+            raise CommandError(f"import failed, nothing was stored: internal error ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
         finally:
             progress.close()
         self.stdout.write(self.style.SUCCESS(report.summary_line()))
