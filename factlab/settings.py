@@ -83,6 +83,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # 400 for NUL characters and JSON nested too deep, before any view parses the request.
+    "annotate.request_limits.RequestSanityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -163,6 +165,8 @@ LOGOUT_REDIRECT_URL = "login"
 FACTLAB_MAX_UPLOAD_BYTES = int(os.environ.get("FACTLAB_MAX_UPLOAD_BYTES", str(50 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(5 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Request bodies nested deeper are refused with a 400 (annotate.request_limits); real bodies use 4 levels.
+FACTLAB_MAX_JSON_DEPTH = int(os.environ.get("FACTLAB_MAX_JSON_DEPTH", "32"))
 
 # --- Imports: limits applied while reading (annotate.importers.limits), task attempts, upload retention.
 FACTLAB_IMPORT_LIMITS = {

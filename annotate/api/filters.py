@@ -1,7 +1,10 @@
 """django-filter filter sets of the list endpoints (query parameters documented in the schema)."""
 from __future__ import annotations
 
+from datetime import timezone as dt_timezone
+
 import django_filters as df
+from django import forms
 from django.db.models import (
     BooleanField,
     Case,
@@ -33,6 +36,23 @@ from annotate.models import (
     Summary,
     Worker,
 )
+
+class UtcIsoDateTimeField(df.fields.IsoDateTimeField):
+    """An ISO 8601 date-time converted to UTC: PostgreSQL refuses offsets beyond ±15:59, Python allows ±23:59."""
+
+    def to_python(self, value):
+        parsed = super().to_python(value)
+        if parsed is None or parsed.tzinfo is None:
+            return parsed
+        try:
+            return parsed.astimezone(dt_timezone.utc)
+        except OverflowError as exc:
+            raise forms.ValidationError("date-time out of range once converted to UTC", code="invalid") from exc
+
+
+class UtcIsoDateTimeFilter(df.IsoDateTimeFilter):
+    field_class = UtcIsoDateTimeField
+
 
 DATASET_CHOICES = Dataset.choices
 SPLIT_CHOICES = [(v, label) for v, label in Split.choices if v]
@@ -94,8 +114,8 @@ class _WorkDoneFilter(df.FilterSet):
     """Shared filters of rows a worker produced (the queryset carries ``worker_blocked``)."""
 
     worker_status = df.ChoiceFilter(choices=WORKER_STATUS_CHOICES, method=_worker_status, help_text="Exclude or keep only blocked workers' work.")
-    created_after = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
-    created_before = df.IsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
+    created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
 
 
 class JudgementFilter(_WorkDoneFilter):
