@@ -70,3 +70,34 @@ def test_depth_scan_ignores_brackets_inside_strings():
     assert not json_too_deep(json.dumps({"text": "[" * 100, "a": [[1]]}).encode(), 4)
     assert json_too_deep(b'{"a": [[[[[1]]]]]}', 4)
     assert not json_too_deep(json.dumps({"t": 'quote \\" [[[[[[' }).encode(), 2)
+
+
+# --- no existence oracles
+
+
+def test_draft_campaign_preview_is_404_for_anyone_but_staff(campaign, admin_user):
+    from annotate.models import CampaignStatus
+
+    url = f"/c/{campaign.slug}/frank/preview/"
+    campaign.status = CampaignStatus.DRAFT
+    campaign.save(update_fields=["status"])
+    anonymous = Client().get(url)
+    assert anonymous.status_code == 404 and Client().get("/c/no-such-campaign/frank/preview/").status_code == 404
+    assert b"Paris" not in anonymous.content
+    staff = Client()
+    staff.force_login(admin_user)
+    assert staff.get(url).status_code == 200
+    campaign.status = CampaignStatus.RUNNING
+    campaign.save(update_fields=["status"])
+    assert Client().get(url).status_code == 200
+
+
+def test_report_of_a_campaign_not_granted_is_404_like_a_missing_one(campaign, django_user_model):
+    from annotate.roles import make_researcher
+
+    stranger = django_user_model.objects.create_user("stranger-researcher", password="pw-stranger-1")
+    make_researcher(stranger)
+    client = client_for(stranger)
+    hidden = client.get(f"/api/campaigns/{campaign.slug}/report/")
+    missing = client.get("/api/campaigns/no-such-campaign/report/")
+    assert hidden.status_code == missing.status_code == 404 and hidden.json() == missing.json()
