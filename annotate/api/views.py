@@ -493,7 +493,12 @@ class ExportView(CampaignScoped, APIView):
 
     @extend_schema(
         parameters=[SLUG, serializers.ExportQuerySerializer],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            (200, "application/json"): OpenApiTypes.BINARY,
+            (200, "application/x-ndjson"): OpenApiTypes.BINARY,
+            (200, "text/csv"): OpenApiTypes.BINARY,
+        },
     )
     def get(self, request, slug=None):
         query = serializers.ExportQuerySerializer(data=request.query_params)
