@@ -250,6 +250,7 @@ def worker_heal_phase(args, env: dict[str, str]) -> dict:
         first.process.wait(timeout=10)
         killed_at = time.monotonic()
         second.start()
+        ready_s = time.monotonic() - killed_at  # starting a worker on this loaded machine takes a while
         deadline = killed_at + 300
         while time.monotonic() < deadline:
             job.refresh_from_db()
@@ -271,7 +272,7 @@ def worker_heal_phase(args, env: dict[str, str]) -> dict:
     return {
         "summaries": len(ids), "chunks": job.chunks.count(), "visibility_timeout_s": 3600,
         "killed_chunk": {"index": running.index, "attempts": running.attempts, "status": running.status},
-        "heal_calls_that_requeued": heals, "job_status": job.status, "scores_stored": len(rows),
+        "replacement_worker_ready_s": round(ready_s, 1), "heal_calls_that_requeued": heals, "job_status": job.status, "scores_stored": len(rows),
         "distinct_summaries_scored": len(set(rows)), "seconds_from_kill_to_done": round(recovered_s, 1), "ok": ok,
     }
 

@@ -153,8 +153,6 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-# Outside production, whitenoise serves static files straight from the source folders (no collectstatic).
-WHITENOISE_USE_FINDERS = not PRODUCTION
 MEDIA_ROOT = Path(os.environ.get("FACTLAB_MEDIA_ROOT", BASE_DIR / "media"))
 
 LOGIN_URL = "login"
