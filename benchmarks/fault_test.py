@@ -321,6 +321,9 @@ def redis_outage_phase(args, env: dict[str, str], sessions: list[str]) -> dict:
     from metrics_service.services import submit_scoring_job
     from metrics_service.tasks import heal_scoring_jobs
 
+    import logging
+
+    logging.getLogger("factlab.jobs").setLevel(logging.WARNING)  # show what could not be sent, and when
     port = free_port()
     private = PrivateRedis(port, Path(tempfile.mkdtemp(prefix="factlab-redis-outage-")))
     broker_url = f"redis://{HOST}:{port}/0"
