@@ -336,6 +336,9 @@ def redis_outage_phase(args, env: dict[str, str], sessions: list[str]) -> dict:
     timeline: dict[str, float] = {}
     outage_checks: dict[str, object] = {}
     private.start()
+    # Celery reads CELERY_BROKER_URL from the environment before its configuration: point both here.
+    previous_env_broker = os.environ.get("CELERY_BROKER_URL")
+    os.environ["CELERY_BROKER_URL"] = broker_url
     app.conf.broker_url, app.conf.task_always_eager = broker_url, False
     _reset_producer_pool(app)
     try:
@@ -380,6 +383,10 @@ def redis_outage_phase(args, env: dict[str, str], sessions: list[str]) -> dict:
     finally:
         worker.stop()
         private.kill()
+        if previous_env_broker is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = previous_env_broker
         app.conf.broker_url = redis_url(args.broker_db)
         _reset_producer_pool(app)
     invariants = check_invariants(stats)
