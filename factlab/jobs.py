@@ -75,7 +75,6 @@ def send_after_commit(send: Callable[[], None], *, what: str, on_sent: Callable[
             if _eager():
                 raise
             logger.warning("could not queue %s (the beat schedule will send it again): %s", what, exc)
-            _discard_broker_connections()
             return
         if on_sent is not None:
             on_sent()
@@ -84,20 +83,6 @@ def send_after_commit(send: Callable[[], None], *, what: str, on_sent: Callable[
         guarded()
     else:
         transaction.on_commit(guarded)
-
-
-def _discard_broker_connections() -> None:
-    """Drop the pooled broker connections after a failed publish, so the next send starts afresh
-    (what Celery itself does after a fork) instead of reusing a connection the outage broke."""
-    from factlab.celery import app
-
-    pool = app._pool
-    app._pool = None
-    if "amqp" in app.__dict__:
-        app.amqp._producer_pool = None
-    if pool is not None:
-        with contextlib.suppress(Exception):
-            pool.force_close_all()
 
 
 def _postgres() -> bool:
