@@ -230,8 +230,8 @@ def worker_heal_phase(args, env: dict[str, str]) -> dict:
 
     broker_url = redis_url(args.broker_db)
     flush_redis(args.broker_db)
+    # The same broker as the celery phase: keep Celery's producer pool (kombu hands a reset one back closed).
     app.conf.broker_url, app.conf.task_always_eager = broker_url, False
-    _reset_producer_pool(app)
     state = Path(tempfile.mkdtemp(prefix="factlab-heal-scorer-"))
     worker_env = {"FACTLAB_EXTRA_SCORERS": EXTRA_SCORERS_ENV, "FACTLAB_LOG_LEVEL": "WARNING"}  # visibility timeout: 3600 s
     campaign = Campaign.objects.get(slug="bench-frank")
