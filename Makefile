@@ -30,14 +30,14 @@ browser:
 
 # Command 1: install, migrate, import FRANK and the BUMP samples into demo campaigns, create demo users, serve the site.
 demo: install
-	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_demo --frank-data $(FRANK_DATA)
-	$(PY) manage.py setup_bump_demo
+	DJANGO_DEBUG=1 $(PY) manage.py migrate --noinput
+	DJANGO_DEBUG=1 $(PY) manage.py setup_demo --frank-data $(FRANK_DATA)
+	DJANGO_DEBUG=1 $(PY) manage.py setup_bump_demo
 	@echo "FactLab runs on http://$(HOST):$(PORT)/  (admin: demo-admin / factlab-admin, annotator: demo-annotator / factlab-annotator, BUMP reviewer: demo-reviewer / factlab-reviewer)"
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT) --noreload
 
 serve:
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Command 2: install everything and run the whole suite (PostgreSQL and Redis when they answer on 127.0.0.1).
 test: install-dev browser

@@ -5,3 +5,6 @@ class AnnotateConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "annotate"
     verbose_name = "Annotation campaigns"
+
+    def ready(self) -> None:
+        from annotate.api import authentication  # noqa: F401  (connects the token-revocation signal)

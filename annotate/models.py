@@ -523,6 +523,8 @@ class ImportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Starts so far (a lost worker's re-delivery counts).")
+    dispatched_at = models.DateTimeField(null=True, blank=True, help_text="When its task message reached the broker.")
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -8,6 +8,7 @@ Which requests are limited is decided from the resolved URL name, so the protoco
   endpoints follow that naming) or is listed in ``settings.FACTLAB_RATELIMIT_SUBMIT_VIEWS``, counted per
   account (session user, else API token, else IP); rate ``settings.FACTLAB_RATELIMIT_SUBMIT``.
 
+With the cache (Redis) unreachable the limits fail open: requests pass and a warning is logged.
 A limited request gets a 429 with a message saying what to do (JSON for API/JSON clients) and a
 ``Retry-After`` header; the view never runs, so nothing is stored.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
@@ -24,6 +26,7 @@ from django_ratelimit.core import _split_rate, get_usage
 
 LOGIN_VIEW_NAMES = frozenset({"login", "admin:login", "api:token"})
 SUBMIT_SUFFIX = "submit"
+logger = logging.getLogger(__name__)
 
 
 def _client_ip(request: HttpRequest) -> str:
@@ -80,8 +83,15 @@ def exceeded(request: HttpRequest, group: str) -> int | None:
     """Count this request; return the seconds to wait when one of the group's rates is exceeded, else None."""
     wait = None
     for counter, key, rate in _checks(group):
-        usage = get_usage(request, group=f"factlab-{counter}", key=key, rate=rate, method="POST", increment=True)
-        if usage is not None and usage["should_limit"]:
+        try:
+            usage = get_usage(request, group=f"factlab-{counter}", key=key, rate=rate, method="POST", increment=True)
+        except Exception as exc:  # a cache backend that raises instead of missing
+            logger.warning("rate limit %s not counted, the cache is unreachable (failing open): %s", counter, exc)
+            continue
+        if usage is None:  # RATELIMIT_FAIL_OPEN: the count could not be read or written
+            logger.warning("rate limit %s not counted, the cache is unreachable (failing open)", counter)
+            continue
+        if usage["should_limit"]:
             left = usage["time_left"] if usage["time_left"] > 0 else _split_rate(rate)[1]
             wait = max(wait or 0, left)
     return wait

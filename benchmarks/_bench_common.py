@@ -12,6 +12,7 @@ import json
 import os
 import random
 import re
+import secrets
 import signal
 import socket
 import statistics
@@ -43,6 +44,9 @@ def bench_env(*, database: str, redis_db: int, extra: dict[str, str] | None = No
         DATABASE_URL=f"postgres://postgres@{HOST}:5432/{database}",
         REDIS_URL=f"redis://{HOST}:6379/{redis_db}",
         DJANGO_DEBUG="0",
+        # Plain HTTP on 127.0.0.1: not production mode (gunicorn.conf.py would turn it on), a throwaway key.
+        FACTLAB_PRODUCTION="0",
+        DJANGO_SECRET_KEY="bench-" + secrets.token_urlsafe(48),
         DJANGO_ALLOWED_HOSTS=f"{HOST},localhost",
         # The limiter stays on (its Redis round trips are part of the cost) with rates no simulated user reaches.
         FACTLAB_RATELIMIT_LOGIN="1000000/m",

@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import secrets
 import sys
 import time
 import tracemalloc
@@ -26,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
+# A throwaway key: this process serves nothing, and settings refuse to start without one.
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-" + secrets.token_urlsafe(48))
 
 import django
 

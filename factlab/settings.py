@@ -12,6 +12,7 @@ Everything that differs between a laptop, CI and production comes from the envir
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import dj_database_url
@@ -28,14 +29,36 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 PRODUCTION = env_bool("FACTLAB_PRODUCTION", False)
-DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+# The test suite (pytest, or `manage.py test`) gets development conveniences without asking.
+TESTING = "pytest" in sys.modules or sys.argv[1:2] == ["test"]
+# DEBUG shows settings and tracebacks to anyone who causes an error: only `make demo` (DJANGO_DEBUG=1)
+# turns it on; gunicorn, docker compose and every other process run without it.
+DEBUG = env_bool("DJANGO_DEBUG", False) and not PRODUCTION
 
+# A public development key would let anyone forge sessions and reverse export pseudonyms: outside DEBUG
+# and tests the process refuses to start without a real one.
+DEV_SECRET_KEY = "dev-insecure-factlab-key-do-not-use-in-production-0123456789abcdef"
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
+    if PRODUCTION or not (DEBUG or TESTING):
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY must be set (a long random string, e.g. from "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(64))'`); "
+            "only `make demo` (DJANGO_DEBUG=1) and the tests run without one."
+        )
+    SECRET_KEY = DEV_SECRET_KEY
+elif PRODUCTION and SECRET_KEY == DEV_SECRET_KEY:
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is the public development key; set a long random one.")
+
+# Export pseudonyms are keyed separately, so a leaked or rotated SECRET_KEY neither reveals nor changes
+# them (annotate.exporters.pseudonyms). Required in production; development derives one from SECRET_KEY.
+FACTLAB_PSEUDONYM_KEY = os.environ.get("FACTLAB_PSEUDONYM_KEY", "")
+if not FACTLAB_PSEUDONYM_KEY:
     if PRODUCTION:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when FACTLAB_PRODUCTION is on.")
-    # Development only: a fixed, clearly-marked key so sessions survive restarts.
-    SECRET_KEY = "dev-insecure-factlab-key-do-not-use-in-production-0123456789abcdef"
+        raise ImproperlyConfigured("FACTLAB_PSEUDONYM_KEY must be set in production (a long random string, different from DJANGO_SECRET_KEY).")
+    FACTLAB_PSEUDONYM_KEY = "pseudonyms:" + SECRET_KEY
+elif PRODUCTION and FACTLAB_PSEUDONYM_KEY == SECRET_KEY:
+    raise ImproperlyConfigured("FACTLAB_PSEUDONYM_KEY must differ from DJANGO_SECRET_KEY.")
 
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
@@ -60,6 +83,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # 400 for NUL characters and JSON nested too deep, before any view parses the request.
+    "annotate.request_limits.RequestSanityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -138,6 +163,23 @@ LOGOUT_REDIRECT_URL = "login"
 FACTLAB_MAX_UPLOAD_BYTES = int(os.environ.get("FACTLAB_MAX_UPLOAD_BYTES", str(50 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(5 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Request bodies nested deeper are refused with a 400 (annotate.request_limits); real bodies use 4 levels.
+FACTLAB_MAX_JSON_DEPTH = int(os.environ.get("FACTLAB_MAX_JSON_DEPTH", "32"))
+
+# --- Imports: limits applied while reading (annotate.importers.limits), task attempts, upload retention.
+FACTLAB_IMPORT_LIMITS = {
+    "max_depth": int(os.environ.get("FACTLAB_IMPORT_MAX_DEPTH", "16")),
+    "max_string_chars": int(os.environ.get("FACTLAB_IMPORT_MAX_STRING_CHARS", "200000")),
+    "max_file_bytes": int(os.environ.get("FACTLAB_IMPORT_MAX_FILE_BYTES", str(512 * 1024 * 1024))),
+    "max_abs_number": float(os.environ.get("FACTLAB_IMPORT_MAX_ABS_NUMBER", "1e12")),
+    "max_zip_members": int(os.environ.get("FACTLAB_IMPORT_MAX_ZIP_MEMBERS", "20000")),
+    "max_zip_bytes": int(os.environ.get("FACTLAB_IMPORT_MAX_UNZIPPED_BYTES", str(1024 * 1024 * 1024))),
+    "max_zip_ratio": float(os.environ.get("FACTLAB_IMPORT_MAX_ZIP_RATIO", "100")),
+}
+# Starts of one import job (a worker killed mid-import re-delivers it) before it fails for good.
+FACTLAB_IMPORT_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_IMPORT_MAX_ATTEMPTS", "3"))
+# Uploaded files are deleted once imported; failed ones are kept this long for inspection.
+FACTLAB_IMPORT_FAILED_RETENTION_HOURS = float(os.environ.get("FACTLAB_IMPORT_FAILED_RETENTION_HOURS", "168"))
 
 # --- Celery / Redis
 REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -152,7 +194,13 @@ CELERY_TASK_DEFAULT_QUEUE = "cpu"
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))}
+# Seconds before Redis delivers an unacknowledged message again (a killed worker's task). It must exceed the
+# longest chunk or import, else a slow one runs twice; the beat below finds dead workers' jobs much sooner.
+CELERY_VISIBILITY_TIMEOUT = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# A broker outage must not hang a request: publishing gives up quickly (the beat sends the message later).
+CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", "2"))
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # Task modules not named tasks.py (autodiscovery only finds those).
 CELERY_IMPORTS = ["metrics_service.tasks_report"]
 # How often a worker looks for messages of lost workers older than the visibility timeout to deliver again
@@ -166,13 +214,27 @@ CELERY_TASK_ROUTES = {
     "metrics_service.tasks.score_chunk": {"queue": "cpu"},
     "metrics_service.tasks.requeue_stale_chunks": {"queue": "cpu"},
     "metrics_service.tasks_report.compute_report": {"queue": "cpu"},  # the report API's 202 waits on it
+    "metrics_service.tasks.heal_scoring_jobs": {"queue": "cpu"},
+    "annotate.*": {"queue": "cpu"},
 }
 # Seconds between a running campaign's dashboard checks for new data (it reloads only when there is some).
 FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD_REFRESH_SECONDS", "60")))
 # Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
 # and how long a chunk may stay "running" before requeue_stale_chunks sends it again.
 FACTLAB_SCORING_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_SCORING_MAX_ATTEMPTS", "5"))
-FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECONDS", str(3 * 3600)))
+# The age fallback matches the broker's visibility timeout: by then Redis re-delivers the message anyway.
+FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECONDS", str(CELERY_VISIBILITY_TIMEOUT)))
+# Self-healing (celery beat, `celery -A factlab beat`): every FACTLAB_HEAL_INTERVAL_SECONDS, jobs whose
+# message never reached the broker and jobs of dead workers (no running lock) older than the grace time
+# are sent again; assignments past their deadline are expired; finished uploads are purged hourly.
+FACTLAB_HEAL_INTERVAL_SECONDS = float(os.environ.get("FACTLAB_HEAL_INTERVAL_SECONDS", "60"))
+FACTLAB_HEAL_GRACE_SECONDS = float(os.environ.get("FACTLAB_HEAL_GRACE_SECONDS", "60"))
+CELERY_BEAT_SCHEDULE = {
+    "heal-scoring-jobs": {"task": "metrics_service.tasks.heal_scoring_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "heal-import-jobs": {"task": "annotate.heal_import_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "expire-stale-assignments": {"task": "annotate.expire_stale_assignments", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "purge-import-uploads": {"task": "annotate.purge_import_uploads", "schedule": 3600.0},
+}
 # Extra scorers, "name=module:Class,name2=module:Class2" (deployment-specific ones; the worker tests add a slow one).
 FACTLAB_EXTRA_SCORERS = dict(
     item.strip().split("=", 1) for item in os.environ.get("FACTLAB_EXTRA_SCORERS", "").split(",") if "=" in item
@@ -189,9 +251,18 @@ def _cache_url(redis_url: str) -> str:
 
 
 CACHE_URL = _cache_url(REDIS_URL)
+# With Redis down the cache answers "miss" and logs a warning (django-redis IGNORE_EXCEPTIONS): reports are
+# computed uncached, progress is read from the database, rate limits fail open (annotate.ratelimits).
+DJANGO_REDIS_IGNORE_EXCEPTIONS = True
+DJANGO_REDIS_LOG_IGNORED_EXCEPTIONS = True
+DJANGO_REDIS_LOGGER = "factlab.cache"
 CACHES = {
     "default": (
-        {"BACKEND": "django_redis.cache.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 2, "IGNORE_EXCEPTIONS": True},
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "factlab"}
     )
@@ -200,7 +271,7 @@ CACHES = {
 # --- REST framework
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotate.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -208,7 +279,10 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "annotate.api.exceptions.exception_handler",
 }
+# API tokens expire this many hours after creation (0: never); a password change revokes them at once.
+FACTLAB_TOKEN_TTL_HOURS = float(os.environ.get("FACTLAB_TOKEN_TTL_HOURS", "720"))
 SPECTACULAR_SETTINGS = {
     "TITLE": "FactLab API",
     "DESCRIPTION": "Campaigns, datasets, metric scoring jobs, exports and analysis reports for summary factuality evaluation.",
@@ -218,6 +292,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "annotate.api.schema.add_error_responses"],
     "SCHEMA_PATH_PREFIX": r"/api/",
     "ENUM_NAME_OVERRIDES": {
         "CampaignKindEnum": "annotate.models.CampaignKind",
@@ -232,6 +307,8 @@ SPECTACULAR_SETTINGS = {
 # Rates are "N/s|m|h|d"; tests and the load benchmark raise them through the environment.
 RATELIMIT_ENABLE = env_bool("FACTLAB_RATELIMIT_ENABLE", True)
 RATELIMIT_USE_CACHE = "default"
+# An unreachable cache must not lock everyone out: limits are skipped (with a logged warning) until it is back.
+RATELIMIT_FAIL_OPEN = True
 # Login attempts (POST) per client IP, and per username tried (slows password guessing from many IPs).
 FACTLAB_RATELIMIT_LOGIN = os.environ.get("FACTLAB_RATELIMIT_LOGIN", "10/m")
 # Submissions (POST) per user: a real HIT takes minutes, and retries of one submission are idempotent anyway.

@@ -10,3 +10,7 @@ urlpatterns = [
     path("", include("annotate.urls")),
     path("", include("metrics_service.urls")),
 ]
+
+handler400 = "factlab.errors.bad_request"
+handler404 = "factlab.errors.not_found"
+handler500 = "factlab.errors.server_error"

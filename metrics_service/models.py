@@ -83,6 +83,7 @@ class ScoringChunk(models.Model):
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    dispatched_at = models.DateTimeField(null=True, blank=True, help_text="When its task message last reached the broker.")
 
     class Meta:
         ordering = ["job", "index"]

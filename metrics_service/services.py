@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Campaign, MetricScore, MetricSource, Summary
+from factlab.jobs import SCORING_CHUNK_LOCK, is_running, running_lock, send_after_commit
 from metrics_service.scorers import REGISTRY, Scorer, ScorerError, scorer_class
 
 from .models import (
@@ -177,8 +178,7 @@ def submit_scoring_job(
 
 
 def _dispatch_after_commit(job: ScoringJob, chunk_ids: Iterable[int]) -> None:
-    from factlab.celery import app
-
+    """Queue the chunks once committed; with the broker down they stay undispatched for the beat to resend."""
     from .tasks import score_chunk
 
     chunk_ids = list(chunk_ids)
@@ -187,12 +187,11 @@ def _dispatch_after_commit(job: ScoringJob, chunk_ids: Iterable[int]) -> None:
         for chunk_id in chunk_ids:
             score_chunk.apply_async(args=[chunk_id], queue=job.queue)
 
-    if app.conf.task_always_eager:
-        # Eager mode (no broker, or tests): run now, inside the caller's transaction, which sees the rows.
-        send()
-    else:
-        # A worker must not receive a chunk before its rows are committed.
-        transaction.on_commit(send)
+    def sent() -> None:
+        ScoringChunk.objects.filter(pk__in=chunk_ids).update(dispatched_at=timezone.now())
+
+    # A worker must not receive a chunk before its rows are committed (eager mode runs it here, inside).
+    send_after_commit(send, what=f"{len(chunk_ids)} chunk(s) of scoring job {job.pk}", on_sent=sent)
 
 
 def run_job_in_process(job: ScoringJob, progress: Callable[[ScoringJob], None] | None = None) -> ScoringJob:
@@ -343,7 +342,12 @@ def process_chunk(chunk_id: int, *, final_attempt: bool = True) -> str:
             job.status, job.started_at = JobStatus.RUNNING, now
             job.save(update_fields=["status", "started_at"])
     attempt = chunk.attempts
+    # The lock tells the beat this chunk has a live worker; a killed worker's connection drops it.
+    with running_lock(SCORING_CHUNK_LOCK, chunk_id):
+        return _compute_and_store(job_id, chunk_id, job, chunk, attempt, final_attempt)
 
+
+def _compute_and_store(job_id: int, chunk_id: int, job: ScoringJob, chunk: ScoringChunk, attempt: int, final_attempt: bool) -> str:
     try:
         rows, skipped = compute_chunk_scores(job, chunk.summary_ids)
     except Exception as exc:
@@ -482,17 +486,54 @@ def requeue_stale_chunks(older_than: timedelta | None = None) -> list[int]:
     ids of the chunks sent.
     """
     cutoff = timezone.now() - (older_than if older_than is not None else _stale_after())
-    requeued: list[tuple[ScoringJob, int]] = []
     stale = ScoringChunk.objects.filter(status=ChunkStatus.RUNNING, started_at__lt=cutoff).values_list("job_id", "id")
-    for job_id, chunk_id in stale:
+    return _requeue(stale, lambda chunk: chunk.started_at < cutoff, "running since {started}")
+
+
+def _requeue(candidates: Iterable[tuple[int, int]], still: Callable[[ScoringChunk], bool], reason: str) -> list[int]:
+    requeued: list[tuple[ScoringJob, int]] = []
+    for job_id, chunk_id in list(candidates):
         with transaction.atomic():
             job, chunk = _lock(job_id, chunk_id)
-            if chunk.status != ChunkStatus.RUNNING or chunk.started_at >= cutoff:
+            if chunk.status != ChunkStatus.RUNNING or not still(chunk):
                 continue
             chunk.status = ChunkStatus.PENDING
-            chunk.error = f"re-queued: running since {chunk.started_at.isoformat()}"
-            chunk.save(update_fields=["status", "error"])
+            chunk.error = "re-queued: " + reason.format(started=chunk.started_at.isoformat() if chunk.started_at else "?")
+            chunk.dispatched_at = None  # set again once the new message reaches the broker
+            chunk.save(update_fields=["status", "error", "dispatched_at"])
             requeued.append((job, chunk_id))
     for job, chunk_id in requeued:
         _dispatch_after_commit(job, [chunk_id])
     return [chunk_id for _, chunk_id in requeued]
+
+
+def requeue_orphaned_chunks(grace: timedelta) -> list[int]:
+    """Chunks "running" for more than ``grace`` whose worker is gone (nobody holds their running lock).
+
+    A killed worker's message waits for the broker's visibility timeout (an hour by default) before it
+    is delivered again; this finds the chunk within a beat interval instead.
+    """
+    cutoff = timezone.now() - grace
+    candidates = ScoringChunk.objects.filter(status=ChunkStatus.RUNNING, started_at__lt=cutoff).values_list("job_id", "id")
+    orphaned = [(job_id, chunk_id) for job_id, chunk_id in candidates if not is_running(SCORING_CHUNK_LOCK, chunk_id)]
+    return _requeue(
+        orphaned, lambda chunk: not is_running(SCORING_CHUNK_LOCK, chunk.pk), "its worker was lost (running since {started})"
+    )
+
+
+def resend_undispatched_chunks(grace: timedelta) -> list[int]:
+    """Pending chunks whose message never reached the broker (it was down when the job was submitted)."""
+    cutoff = timezone.now() - grace
+    chunks = list(
+        ScoringChunk.objects.filter(
+            status=ChunkStatus.PENDING, dispatched_at__isnull=True, job__created_at__lt=cutoff,
+            job__status__in=[JobStatus.PENDING, JobStatus.RUNNING],
+        ).select_related("job")
+    )
+    by_job: dict[int, list[int]] = {}
+    for chunk in chunks:
+        by_job.setdefault(chunk.job_id, []).append(chunk.pk)
+    jobs = {chunk.job_id: chunk.job for chunk in chunks}
+    for job_id, chunk_ids in by_job.items():
+        _dispatch_after_commit(jobs[job_id], chunk_ids)
+    return [chunk.pk for chunk in chunks]

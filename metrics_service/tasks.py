@@ -41,3 +41,19 @@ def requeue_stale_chunks_task(older_than_seconds: int | None = None) -> list[int
 
     older_than = timedelta(seconds=older_than_seconds) if older_than_seconds is not None else None
     return services.requeue_stale_chunks(older_than)
+
+
+@shared_task(name="metrics_service.tasks.heal_scoring_jobs", ignore_result=True)
+def heal_scoring_jobs() -> dict[str, list[int]]:
+    """Beat (every minute): chunks of dead workers, chunks whose message never reached the broker, and
+    (last resort) chunks running longer than ``FACTLAB_SCORING_STALE_SECONDS`` are sent again."""
+    from datetime import timedelta
+
+    from django.conf import settings
+
+    grace = timedelta(seconds=settings.FACTLAB_HEAL_GRACE_SECONDS)
+    return {
+        "orphaned": services.requeue_orphaned_chunks(grace),
+        "undispatched": services.resend_undispatched_chunks(grace),
+        "stale": services.requeue_stale_chunks(),
+    }

@@ -10,9 +10,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.shortcuts import render
 
 from annotate.models import Campaign, CampaignStatus, Dataset
 from annotate.roles import can_read_campaign
@@ -54,9 +53,9 @@ def _scatter(campaign: Campaign, options: dict, metric: str | None) -> dict | No
 
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, slug=slug)
-    if not can_read_campaign(request.user, campaign):
-        raise PermissionDenied("You may not read this campaign.")
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None or not can_read_campaign(request.user, campaign):
+        raise Http404("No such campaign.")  # the same answer whether it exists or not
     try:
         options = _options(request)
     except ReportError as exc:

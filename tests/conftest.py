@@ -1,9 +1,15 @@
 """Shared fixtures. The suite runs on PostgreSQL and Redis when `make test` finds them (see scripts/services_env.sh)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+
+# Processes the suite starts (Celery workers, manage.py) are not pytest, so settings would refuse to start
+# without a key: they get the one this process uses (the same pseudonyms and signatures on both sides).
+os.environ.setdefault("DJANGO_SECRET_KEY", settings.SECRET_KEY)
 
 # Browser fixtures (one Playwright/Chromium for the whole session).
 pytest_plugins = ["tests.browser"]

@@ -21,12 +21,14 @@ def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
 
     users = get_user_model().objects
     client.force_login(users.create_user("annotator"))
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404
+    # No existence oracle: a campaign the user may not see answers like one that does not exist.
+    assert client.get(reverse("metrics_service:dashboard", args=["no-such-campaign"])).status_code == 404
 
     researcher = users.create_user("researcher")
     make_researcher(researcher)
     client.force_login(researcher)
-    assert client.get(url).status_code == 403  # not granted this campaign
+    assert client.get(url).status_code == 404  # not granted this campaign
     campaign.researchers.add(researcher)
     response = client.get(url)
     assert response.status_code == 200

@@ -162,9 +162,9 @@ def test_someone_elses_assignment_is_refused(client):
     assignment = request_assignment(owner, campaign)
     login(client, intruder)
     url = reverse("annotate:frank-submit", args=[campaign.slug, assignment.pk])
-    assert client.post(url, answers_for(assignment), content_type="application/json").status_code == 403
+    assert client.post(url, answers_for(assignment), content_type="application/json").status_code == 404  # like a missing assignment: no existence oracle
     url = reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk])
-    assert client.post(url, {"choice": 0}, content_type="application/json").status_code == 403
+    assert client.post(url, {"choice": 0}, content_type="application/json").status_code == 404
 
 
 def test_prolific_arrival_creates_worker_and_completion_link(client):

@@ -125,7 +125,7 @@ def test_submit_for_someone_elses_assignment_is_refused():
     intruder = make_worker()
     with pytest.raises(NotYourAssignment) as caught:
         submit_assignment(assignment.pk, intruder, frank_answers(assignment), submission_key="k")
-    assert caught.value.status_code == 403
+    assert caught.value.status_code == 404
     assert _stored(assignment) == 0
 
 
@@ -195,13 +195,15 @@ def test_http_submit_after_expiry_or_blocking_is_refused_with_a_message():
 
 
 @pytest.mark.django_db
-def test_http_submit_for_someone_elses_assignment_is_403():
+def test_http_submit_for_someone_elses_assignment_is_404_like_a_missing_one():
     campaign, _worker, assignment = _setup()
     intruder = make_worker()
     client = Client()
     client.force_login(intruder.user)
     status, body = _post(client, _submit_url(campaign, assignment), {**frank_answers(assignment), "submission_key": "k"})
-    assert status == 403 and body["error"] == "forbidden" and "another worker" in body["detail"]
+    assert status == 404 and body["error"] == "not_found" and "no task with this id" in body["detail"]
+    missing_status, missing_body = _post(client, _submit_url(campaign, assignment).replace(f"/{assignment.pk}/", "/987654321/"), {"submission_key": "k"})
+    assert (missing_status, missing_body) == (status, body)  # no existence oracle
     assert _stored(assignment) == 0
     assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.ACTIVE
 
@@ -319,7 +321,7 @@ def test_bump_submit_after_blocking_or_for_another_worker_is_refused():
     client = Client()
     client.force_login(intruder.user)
     response = client.post(url, data=_bump_body(assignment), content_type="application/json")
-    assert response.status_code == 403 and response.json()["error"] == "forbidden"
+    assert response.status_code == 404 and response.json()["error"] == "not_found"
     block_participation(get_participation(worker, campaign), "wrong checkpoint codes")
     client.force_login(worker.user)
     response = client.post(url, data=_bump_body(assignment), content_type="application/json")

@@ -2,7 +2,8 @@
 
 Every operation of ``/api/schema/`` gets a few generated requests as an admin (the role that reaches the
 most code), with the campaign slug pinned to a campaign holding data so that the handlers run for real.
-Bounded: a handful of examples per operation, no deadline, well under two minutes.
+Bounded: a handful of examples per operation, no deadline, about two minutes; every response is also checked
+against the schema (documented status code, content type and body).
 """
 from __future__ import annotations
 
@@ -11,8 +12,19 @@ import schemathesis
 from django.db import transaction
 from hypothesis import HealthCheck, settings
 
+from schemathesis.checks import (
+    content_type_conformance,
+    not_a_server_error,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
 from tests.test_api_fixtures import *
 from tests.test_api_fixtures import client_for
+
+# The answer must be no server error, a documented status code and content type, and a body that matches
+# the documented schema (issue 16: 0 server errors and 0 schema mismatches).
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 
 @pytest.fixture
@@ -56,6 +68,7 @@ def test_no_server_error(case, fuzz_token, _keep_test_connection):
     with transaction.atomic():
         response = case.call(headers={"Authorization": f"Token {fuzz_token}"})
     assert response.status_code < 500, f"{case.method} {case.formatted_path} {case.query} -> {response.status_code}: {response.text[:500]}"
+    case.validate_response(response, checks=CHECKS)
 
 
 @pytest.mark.django_db

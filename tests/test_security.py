@@ -23,6 +23,7 @@ def production_env(**extra: str) -> dict[str, str]:
     env.update(
         FACTLAB_PRODUCTION="1",
         DJANGO_SECRET_KEY=secrets.token_urlsafe(64),
+        FACTLAB_PSEUDONYM_KEY=secrets.token_urlsafe(64),
         DJANGO_ALLOWED_HOSTS=PRODUCTION_HOST,
         REDIS_URL=os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/9",
         DJANGO_SETTINGS_MODULE="factlab.settings",

@@ -2,17 +2,20 @@
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.importers.base import ImportFailed
 from annotate.services.live_counts import close_assignments
 from annotate.services.researchers import ResearcherError, check_import_allowed, grant_imported_campaign
+from factlab.jobs import IMPORT_JOB_LOCK, is_running, require_broker, running_lock, send_after_commit
 from annotate.models import (
     Assignment,
     Campaign,
@@ -73,7 +76,7 @@ def create_import_job(
     if not name.lower().endswith(suffixes):
         raise ValueError(f"a {kind} import in format {fmt!r} takes a {' or '.join(suffixes)} file, got {name!r}")
     check_upload_size(upload.size)
-    from annotate.tasks import run_import_job
+    require_broker()  # 503 before anything is stored: an import cannot start without the task queue
 
     with transaction.atomic():
         job = ImportJob(
@@ -83,8 +86,18 @@ def create_import_job(
         )
         job.file.save(name, upload, save=False)
         job.save()
-        transaction.on_commit(lambda: run_import_job.delay(job.pk))
+        dispatch_import_job(job.pk)
     return job
+
+
+def dispatch_import_job(job_id: int) -> None:
+    """Queue the job's task after commit; if the broker is down then, the beat sends it later."""
+    from annotate.tasks import run_import_job
+
+    send_after_commit(
+        lambda: run_import_job.delay(job_id), what=f"import job {job_id}",
+        on_sent=lambda: ImportJob.objects.filter(pk=job_id).update(dispatched_at=timezone.now()),
+    )
 
 
 def import_progress(job: ImportJob) -> dict:
@@ -100,13 +113,34 @@ def execute_import_job(job_id: int) -> ImportJob:
     """Run one import job: the import itself is atomic, so a failure stores nothing but the error report.
 
     Progress goes to the cache (the import's transaction hides row updates from other connections).
+    A running lock keeps two deliveries of one job from running at once; every start counts, and a job
+    whose worker died ``FACTLAB_IMPORT_MAX_ATTEMPTS`` times fails for good. The uploaded file is deleted
+    after a successful import (failed ones are kept for ``FACTLAB_IMPORT_FAILED_RETENTION_HOURS``).
     """
+    with running_lock(IMPORT_JOB_LOCK, job_id) as acquired:
+        job = ImportJob.objects.get(pk=job_id)
+        if not acquired or job.status in (ImportStatus.SUCCEEDED, ImportStatus.FAILED):
+            return job  # another delivery is running it, or the outcome is already recorded
+        return _run_import(job)
+
+
+def _run_import(job: ImportJob) -> ImportJob:
     from annotate.services.imports import import_dataset, import_scores
 
-    job = ImportJob.objects.get(pk=job_id)
-    if job.status in (ImportStatus.SUCCEEDED, ImportStatus.FAILED):
-        return job  # a re-delivered task: the outcome is already recorded
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING, started_at=timezone.now())
+    limit = int(settings.FACTLAB_IMPORT_MAX_ATTEMPTS)
+    if job.attempts >= limit:
+        ImportJob.objects.filter(pk=job.pk).update(
+            status=ImportStatus.FAILED, finished_at=timezone.now(),
+            error={
+                "file": job.original_name, "record": None, "field": None,
+                "message": f"gave up after {job.attempts} attempts: the worker running this import was lost each time "
+                           "(a file too large for its memory?); nothing was stored",
+                "error": f"gave up after {job.attempts} attempts",
+            },
+        )
+        job.refresh_from_db()
+        return job
+    ImportJob.objects.filter(pk=job.pk).update(status=ImportStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1)
     key = PROGRESS_KEY.format(job.pk)
     state = {"done": 0, "total": None}
 
@@ -144,6 +178,7 @@ def execute_import_job(job_id: int) -> ImportJob:
             status=ImportStatus.SUCCEEDED, report=report.as_dict(), done=report.records or state["done"],
             total=state["total"] if state["total"] is not None else report.records, finished_at=timezone.now(),
         )
+        _delete_upload(job)
     cache.delete(key)
     job.refresh_from_db()
     return job
@@ -162,6 +197,36 @@ def _check_job_allowed(job: ImportJob) -> None:
 def job_options(job: ImportJob) -> dict:
     """Importer options recorded with the job (e.g. QAGS's ``dataset``), as ``import_dataset`` keywords."""
     return {k: v for k, v in (job.options or {}).items() if v}
+def _delete_upload(job: ImportJob) -> None:
+    if job.file:
+        job.file.delete(save=False)
+    ImportJob.objects.filter(pk=job.pk).update(file="")
+
+
+def purge_import_uploads(now=None) -> int:
+    """Delete the files of finished imports: succeeded ones at once, failed ones after the retention time."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(hours=float(settings.FACTLAB_IMPORT_FAILED_RETENTION_HOURS))
+    finished = ImportJob.objects.exclude(file="").filter(
+        Q(status=ImportStatus.SUCCEEDED) | Q(status=ImportStatus.FAILED, finished_at__lt=cutoff)
+    )
+    count = 0
+    for job in finished.iterator():
+        _delete_upload(job)
+        count += 1
+    return count
+
+
+def heal_import_jobs(grace: timedelta) -> list[int]:
+    """Send again the jobs whose message never reached the broker, and those whose worker died mid-import."""
+    cutoff = timezone.now() - grace
+    undispatched = ImportJob.objects.filter(status=ImportStatus.PENDING, dispatched_at__isnull=True, created_at__lt=cutoff)
+    running = ImportJob.objects.filter(status=ImportStatus.RUNNING, started_at__lt=cutoff)
+    orphaned = [pk for pk in running.values_list("pk", flat=True) if not is_running(IMPORT_JOB_LOCK, pk)]
+    resend = list(undispatched.values_list("pk", flat=True)) + orphaned
+    for pk in resend:
+        dispatch_import_job(pk)
+    return resend
 
 
 def block_worker(worker: Worker, reason: str) -> Worker:

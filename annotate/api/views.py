@@ -29,6 +29,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotate.api.authentication import token_expired
 from annotate.frank.exporter import (
     stream_frank_file,
     stream_frank_zip,
@@ -69,6 +70,8 @@ from annotate.services.researchers import (
     create_researcher,
     invitation_for,
 )
+
+from factlab.jobs import require_broker
 
 from . import filters, serializers
 from .pagination import IdCursorPagination, StandardPagination
@@ -118,6 +121,9 @@ class TokenView(APIView):
         data.is_valid(raise_exception=True)
         user = data.validated_data["user"]
         token, created = Token.objects.get_or_create(user=user)
+        if not created and token_expired(token):  # an expired token is replaced, never handed out again
+            token.delete()
+            token, created = Token.objects.create(user=user), True
         body = {"token": token.key, "username": user.get_username(), "role": role_of(user)}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
@@ -449,6 +455,7 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
         body = serializers.ScoringJobCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        require_broker()  # 503 before anything is stored: chunks need the task queue
         try:
             job = services.submit_scoring_job(
                 metric=data["metric"], config=data.get("config") or None, campaign=self.campaign,
@@ -520,7 +527,12 @@ class ExportView(CampaignScoped, APIView):
 
     @extend_schema(
         parameters=[SLUG, serializers.ExportQuerySerializer],
-        responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            (200, "application/json"): OpenApiTypes.BINARY,
+            (200, "application/x-ndjson"): OpenApiTypes.BINARY,
+            (200, "text/csv"): OpenApiTypes.BINARY,
+        },
     )
     def get(self, request, slug=None):
         query = serializers.ExportQuerySerializer(data=request.query_params)

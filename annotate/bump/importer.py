@@ -13,6 +13,7 @@ from annotate.bump import taxonomy as bump_taxonomy
 from annotate.models import Dataset
 
 from annotate.importers.base import RecordReader, batched, every, iter_json_array
+from annotate.importers.scores import METRIC_BOUND
 from annotate.importers.store import Store
 
 
@@ -49,7 +50,7 @@ def _parse(record: RecordReader) -> dict:
             raise record.fail(f"score key {key!r} must end in _reference or _edited", "scores")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise record.fail(f"score {key!r} is not a number", "scores")
-        parsed_scores.append((metric, side, float(value)))
+        parsed_scores.append((metric, side, RecordReader(scores, path=record.path, index=record.index).number(key, low=-METRIC_BOUND, high=METRIC_BOUND)))
     pair_id = str(record.get("id", "")) or hashlib.sha1(f"{edited_text}\x00{error_type}".encode()).hexdigest()[:16]
     # The source's own id and label strings, written back verbatim by the BUMP export.
     source = {k: record.get(k) for k in ("id", "error_type", "corrected_error_type") if k in record.record}
@@ -57,6 +58,7 @@ def _parse(record: RecordReader) -> dict:
         "article_id": article_id, "article": article, "reference": reference_text, "edited": edited_text,
         "error_type": error_type, "corrected": corrected, "scores": parsed_scores, "pair_id": pair_id,
         "source": source,
+        "origin": record,  # names this record if a later one reuses its article id with another text
     }
 
 
@@ -73,11 +75,11 @@ def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | 
             )
             for p in parsed:
                 document = store.document(
-                    p["article_id"], dataset=Dataset.CNNDM, text=p["article"], sentences=lambda: store.sentences.split(p["article"]),
+                    p["article_id"], origin=p["origin"], id_field="article_id", dataset=Dataset.CNNDM, text=p["article"], sentences=lambda: store.sentences.split(p["article"]),
                     metadata={"source": "bump"},
                 )
                 reference = store.summary(
-                    document, "reference", text=p["reference"], is_reference=True, sentences=lambda: store.sentences.split(p["reference"])
+                    document, "reference", origin=p["origin"], text=p["reference"], is_reference=True, sentences=lambda: store.sentences.split(p["reference"])
                 )
                 edited = store.edited_summary(
                     reference, f"bump:{p['pair_id']}", system="human-edit", text=p["edited"],

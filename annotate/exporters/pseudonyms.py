@@ -1,6 +1,6 @@
 """Stable, non-reversible worker pseudonyms for exports.
 
-A pseudonym is a short HMAC-SHA256 of ``(campaign id, worker id)`` keyed with ``SECRET_KEY``: stable for a
+A pseudonym is a short HMAC-SHA256 of ``(campaign id, worker id)`` keyed with ``FACTLAB_PSEUDONYM_KEY`` (separate from ``SECRET_KEY``, required in production): stable for a
 campaign (the same worker always gets the same id, so agreement can be computed), different across
 campaigns (exports of two campaigns cannot be joined on workers), and not invertible without the key.
 """
@@ -16,7 +16,7 @@ PSEUDONYM_HEX_CHARS = 12
 
 def worker_pseudonym(campaign_id: int, worker_id: int, *, key: str | None = None) -> str:
     """The pseudonym of worker ``worker_id`` in campaign ``campaign_id``: ``"w"`` + 12 hex characters."""
-    secret = (key if key is not None else settings.SECRET_KEY).encode()
+    secret = (key if key is not None else settings.FACTLAB_PSEUDONYM_KEY).encode()
     digest = hmac.new(secret, f"factlab-worker:{campaign_id}:{worker_id}".encode(), hashlib.sha256).hexdigest()
     return "w" + digest[:PSEUDONYM_HEX_CHARS]
 

@@ -11,7 +11,6 @@ When the folder holds ``human_annotations_sentence.json`` (FRANK's per-sentence 
 """
 from __future__ import annotations
 
-import json
 import tempfile
 import zipfile
 from collections import defaultdict
@@ -21,7 +20,8 @@ from pathlib import Path
 from annotate.frank import typology as frank_typology
 from annotate.models import CampaignKind, Dataset, Split, Summary
 
-from annotate.importers.base import ImportFailed, RecordReader, iter_json_array
+from annotate.importers.base import ImportFailed, RecordReader, iter_json_array, load_json_file
+from annotate.importers.limits import safe_extract_zip
 from annotate.importers.store import Store
 
 DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM, "other": Dataset.OTHER}
@@ -45,27 +45,15 @@ def _resolve(paths: list[Path]) -> tuple[Path, Path]:
 
 
 def _read_article(path: Path) -> dict:
-    try:
-        with path.open("r", encoding="utf-8") as handle:
-            data = json.load(handle)
-    except json.JSONDecodeError as exc:
-        raise ImportFailed(f"malformed JSON ({exc.msg} at line {exc.lineno})", path=path) from exc
+    data = load_json_file(path)
     if not isinstance(data, dict):
         raise ImportFailed("expected a JSON object", path=path)
     return data
 
 
 def _extract_zip(path: Path, target: Path) -> Path:
-    """Extract a zipped FRANK folder into ``target``; returns the folder holding human_annotations.json."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            for name in archive.namelist():
-                parts = Path(name).parts
-                if name.startswith(("/", "\\")) or ".." in parts:
-                    raise ImportFailed(f"unsafe member name {name!r} in the zip", path=path)
-            archive.extractall(target)
-    except zipfile.BadZipFile as exc:
-        raise ImportFailed(f"not a valid zip file ({exc})", path=path) from exc
+    """Extract a zipped FRANK folder into ``target`` (within the import limits); returns the folder holding human_annotations.json."""
+    safe_extract_zip(path, target)
     candidates = sorted(p.parent for p in target.rglob("human_annotations.json"))
     if not candidates:
         raise ImportFailed("human_annotations.json not found in the zip", path=path)
@@ -111,7 +99,7 @@ def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[in
     by_article: dict[str, list[tuple[int, RecordReader]]] = defaultdict(list)
     for index, raw in iter_json_array(annotations_path):
         record = RecordReader(raw, path=annotations_path, index=index)
-        by_article[record.text("hash")].append((index, record))
+        by_article[record.identifier("hash")].append((index, record))
     total = sum(len(v) for v in by_article.values())
     done = 0
     progress(done, total)
@@ -162,7 +150,7 @@ def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[in
             for key, value in record.record.items():
                 if key in SCORE_KEYS_SKIPPED:
                     continue
-                scores[key] = record.number(key)
+                scores[key] = record.number(key, low=0.0, high=1.0)  # FRANK's human scores are shares of annotators
             if "Factuality" not in scores:
                 raise record.fail("missing", "Factuality")
             imported[(article_hash, model)] = store.summary(

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from annotate.frank import content as frank_content
 from annotate.frank.typology import CATEGORIES
-from annotate.models import Assignment, Campaign, CampaignKind, QualificationStatus
+from annotate.models import Assignment, Campaign, CampaignKind, CampaignStatus, QualificationStatus
 from annotate.frank.protocol import (
     build_layout,
     check_entity_answer,
@@ -202,8 +202,13 @@ def _render_task(request: HttpRequest, campaign: Campaign, data: dict, *, previe
 
 
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
-    """MTurk preview: an item read-only, without traps or entity question, and no worker created."""
+    """MTurk preview: an item read-only, without traps or entity question, and no worker created.
+
+    Only a running campaign has a public preview (staff may preview drafts); others answer 404 like a missing one.
+    """
     campaign = _campaign(slug)
+    if campaign.status != CampaignStatus.RUNNING and not request.user.is_staff:
+        raise Http404("No such campaign.")
     item = campaign.items.filter(for_experts=False).select_related("document").first()
     if item is None:
         raise Http404("This campaign has no items.")

@@ -10,28 +10,10 @@ from typing import Any
 
 import ijson
 
+from . import limits as import_limits
+from .errors import ImportFailed
+
 ProgressCallback = Callable[[int, int | None], None]
-
-
-class ImportFailed(Exception):
-    """An import was refused. The message names the file, the record and the field at fault."""
-
-    def __init__(self, message: str, *, path: str | Path | None = None, record: int | str | None = None, field: str | None = None):
-        self.path = str(path) if path is not None else None
-        self.record = record
-        self.field = field
-        self.detail = message
-        where = []
-        if self.path:
-            where.append(Path(self.path).name)
-        if record is not None:
-            where.append(f"record {record}")
-        if field:
-            where.append(f"field '{field}'")
-        super().__init__((", ".join(where) + ": " if where else "") + message)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"file": self.path, "record": self.record, "field": self.field, "message": self.detail, "error": str(self)}
 
 
 @dataclass
@@ -62,32 +44,81 @@ class ImportReport:
 
 
 def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(index, record)`` from a JSON file holding a top-level array, without loading it whole."""
-    index = -1
+    """Yield ``(index, record)`` from a JSON file holding a top-level array, without loading it whole.
+
+    The limits of :mod:`annotate.importers.limits` (size, depth, strings, numbers) apply while it streams.
+    """
+    limits = import_limits.current()
+    import_limits.check_file_size(path, limits)
+    index = 0
     try:
         with path.open("rb") as handle:
-            for index, record in enumerate(ijson.items(handle, "item", use_float=True)):
+            events = ijson.basic_parse(handle, use_float=True)
+            for index, record in import_limits.build_array_items(events, path=path, limits=limits):
                 yield index, record
+                index += 1
     except (ijson.JSONError, ijson.IncompleteJSONError) as exc:
-        raise ImportFailed(f"malformed JSON after record {index} ({exc})", path=path, record=index + 1) from exc
-    if index < 0:
-        # Either an empty array (fine) or not an array at all.
-        with path.open("rb") as handle:
-            head = handle.read(64).lstrip()
-        if not head.startswith(b"["):
-            raise ImportFailed("expected a JSON array of records", path=path)
+        raise ImportFailed(f"malformed JSON ({_parser_message(exc)})", path=path, record=index) from exc
+
+
+def _parser_message(exc: Exception) -> str:
+    """yajl's message without its multi-line excerpt of the file; invalid UTF-8 said in words."""
+    text = exc.args[0] if exc.args else str(exc)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    first = str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
+    if "UTF8" in first or "utf-8" in first.lower():
+        return "the file is not valid UTF-8 text; save it as UTF-8"
+    return first
 
 
 def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line number, record)`` from a JSON-lines file; blank lines are skipped."""
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    """Yield ``(line number, record)`` from a JSON-lines file; blank lines are skipped.
+
+    Each line is decoded as UTF-8 and parsed on its own, then checked against the import limits.
+    """
+    limits = import_limits.current()
+    import_limits.check_file_size(path, limits)
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"line {number}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ImportFailed(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); save the file as UTF-8", path=path, record=where) from exc
             if not line.strip():
                 continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ImportFailed(f"malformed JSON ({exc.msg} at column {exc.colno})", path=path, record=f"line {number}") from exc
+            yield number, load_json_text(line, path=path, record=where, limits=limits)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def load_json_text(text: str, *, path: Path, record: int | str | None, limits: import_limits.ImportLimits | None = None) -> Any:
+    """Parse one JSON document (a line, or a small file) and apply the import limits to it."""
+    limits = limits or import_limits.current()
+    try:
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        raise ImportFailed(f"malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", path=path, record=record) from exc
+    except ValueError as exc:  # NaN / Infinity, or an integer with too many digits
+        raise ImportFailed(f"malformed JSON ({exc})", path=path, record=record) from exc
+    except RecursionError as exc:
+        raise ImportFailed(f"nested deeper than {limits.max_depth} levels (FACTLAB_IMPORT_MAX_DEPTH)", path=path, record=record) from exc
+    return import_limits.check_value(value, path=path, record=record, limits=limits)
+
+
+def load_json_file(path: Path, *, record: int | str | None = None) -> Any:
+    """A whole (small) JSON file, e.g. one FRANK article, within the import limits."""
+    limits = import_limits.current()
+    import_limits.check_file_size(path, limits)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFailed(f"not valid UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as UTF-8", path=path, record=record) from exc
+    return load_json_text(text, path=path, record=record, limits=limits)
 
 
 class RecordReader:
@@ -120,7 +151,8 @@ class RecordReader:
             raise self.fail("is empty", name)
         return value
 
-    def number(self, name: str, *, required: bool = True) -> float | None:
+    def number(self, name: str, *, required: bool = True, low: float | None = None, high: float | None = None) -> float | None:
+        """A finite number, within ``[low, high]`` when the field has a known range."""
         value = self.record.get(name)
         if value is None:
             if required:
@@ -128,9 +160,17 @@ class RecordReader:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(f"expected a number, got {type(value).__name__}", name)
-        if value != value or value in (float("inf"), float("-inf")):
-            raise self.fail("is not a finite number", name)
+        import_limits.check_number(value, name, path=self.path, record=self.index, limits=import_limits.current())
+        if low is not None or high is not None:
+            import_limits.check_range(
+                value, float("-inf") if low is None else low, float("inf") if high is None else high,
+                path=self.path, record=self.index, field=name,
+            )
         return float(value)
+
+    def identifier(self, name: str) -> str:
+        """A required id that becomes a file name: only the strict pattern of ``limits.PATH_ID``."""
+        return import_limits.check_path_id(self.text(name), path=self.path, record=self.index, field=name)
 
     def string_list(self, name: str, *, required: bool = True) -> list[str]:
         value = self.record.get(name)

@@ -31,6 +31,7 @@ from .store import Store
 
 DATASETS = {d.value for d in Dataset}
 SPLITS = {s.value for s in Split}
+HUMAN_SCORE_BOUND = 1e6  # human ratings are shares, Likert points or counts
 
 
 BATCH = 256
@@ -57,10 +58,9 @@ def _parse(record: RecordReader, line: int, path: Path) -> dict:
         if not isinstance(is_reference, bool):
             raise sub.fail("expected true or false", "is_reference")
         scores = sub.get("human_scores") or {}
-        if not isinstance(scores, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores.values()
-        ):
+        if not isinstance(scores, dict):
             raise sub.fail("expected an object of numbers", "human_scores")
+        scores = {key: RecordReader(scores, path=path, index=sub.index).number(key, low=-HUMAN_SCORE_BOUND, high=HUMAN_SCORE_BOUND) for key in scores}
         parsed.append((system, summary_text, sub.string_list("sentences", required=False), is_reference, scores))
     traps = []
     for t_index, trap in enumerate(record.obj_list("traps", required=False)):
@@ -75,6 +75,7 @@ def _parse(record: RecordReader, line: int, path: Path) -> dict:
         "url": record.text("url", required=False)[:500],
         "entities": record.string_list("entities", required=False),
         "negative_entity": record.text("negative_entity", required=False),
+        "origin": record,  # names this record if a later one reuses its id with another text
     }
 
 
@@ -93,7 +94,7 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
             )
             for r in records:
                 document = store.document(
-                    r["id"], dataset=r["dataset"], split=r["split"], text=r["text"],
+                    r["id"], origin=r["origin"], dataset=r["dataset"], split=r["split"], text=r["text"],
                     sentences=r["sentences"] or (lambda: store.sentences.split(r["text"])),
                     url=r["url"], entities=r["entities"], negative_entity=r["negative_entity"], metadata={"source": "jsonl"},
                 )
@@ -102,7 +103,7 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
                     store.trap(document, code, trap_text, factual, category or "")
                 for system, summary_text, sentences, is_reference, scores in r["summaries"]:
                     summary = store.summary(
-                        document, system, text=summary_text,
+                        document, system, origin=r["origin"], text=summary_text,
                         sentences=sentences or (lambda: store.sentences.split(summary_text)),
                         is_reference=is_reference, human_scores=scores,
                     )

@@ -20,6 +20,7 @@ from typing import Any
 from .base import ImportFailed, RecordReader, every, iter_json_array, iter_json_lines
 from .store import Store
 
+METRIC_BOUND = 1e9  # metric values are probabilities, log-likelihoods or small ratios
 FRANK_NON_METRIC_KEYS = {"hash", "model_name", "dataset", "split", "article", "summary", "reference"}
 PROGRESS_STEP = 10_000
 
@@ -43,7 +44,7 @@ def import_frank_scores(store: Store, paths: list[Path], progress: Callable[[int
             for key, value in record.record.items():
                 if key in FRANK_NON_METRIC_KEYS or value is None:
                     continue
-                store.score(summary_id, key, record.number(key))
+                store.score(summary_id, key, record.number(key, low=-METRIC_BOUND, high=METRIC_BOUND))
             store.report.records += 1
             done += 1
             progress(done, None)
@@ -58,7 +59,7 @@ def _store_score_record(store: Store, record: RecordReader) -> None:
             raise record.fail(f"no summary {summary_id} in campaign '{store.campaign.slug}'", "summary_id")
     else:
         summary_id = _find_summary(store, record, "document", "system")
-    store.score(summary_id, record.text("metric"), record.number("value"))
+    store.score(summary_id, record.text("metric"), record.number("value", low=-METRIC_BOUND, high=METRIC_BOUND))
 
 
 def import_jsonl_scores(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:

@@ -7,7 +7,9 @@ on PostgreSQL. Everything still runs inside the caller's transaction, so a refus
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -30,7 +32,7 @@ from annotate.models import (
 )
 from annotate.nlp import split_sentences_many
 
-from .base import ImportReport
+from .base import ImportFailed, ImportReport, RecordReader
 
 IMPORTED_CONFIG = "imported"
 # Rows buffered before a bulk write: large enough to amortise a round trip, small enough for flat memory.
@@ -81,6 +83,26 @@ class Store:
         self._new_traps: list[Trap] = []
         self._judgements: dict[tuple[int, int, int], tuple[bool, list[str]]] = {}
         self._scores: dict[tuple[int, str, str], float] = {}
+        self._seen: dict[tuple[str, tuple], tuple[bytes, str]] = {}  # (kind, natural key) -> (text, where first read)
+
+    def _same_content(
+        self, kind: str, key: tuple, text: str, existing_text: Callable[[], str] | None, origin: RecordReader | None, field: str
+    ) -> None:
+        """Refuse a second record with the same id and a different text, naming both records.
+
+        A re-import of the same content is fine (idempotent); a different text under an existing id would
+        silently attach summaries to the wrong article.
+        """
+        label = f"{Path(origin.path).name}, record {origin.index}" if origin is not None else "this import"
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        first = self._seen.setdefault((kind, key), (digest, label))
+        if first[0] != digest:
+            error = f"{kind} {key[-1]!r} was already read with a different text at {first[1]}"
+        elif existing_text is not None and first[1] == label and existing_text() != text:
+            error = f"{kind} {key[-1]!r} is already in campaign '{self.campaign.slug}' with a different text"
+        else:
+            return
+        raise ImportFailed(error, path=origin.path if origin else None, record=origin.index if origin else None, field=field)
 
     # -- rows other rows refer to: found in a per-import map, created one by one -------------------------
 
@@ -91,12 +113,15 @@ class Store:
             }
         return self._documents
 
-    def document(self, external_id: str, **fields: Any) -> Document:
+    def document(self, external_id: str, *, origin: RecordReader | None = None, id_field: str = "id", **fields: Any) -> Document:
         doc = self._document_map().get(external_id)
         created = doc is None
         if created:
             doc = Document.objects.create(campaign=self.campaign, external_id=external_id, **_resolve(fields))
             self._documents[external_id] = doc
+        if "text" in fields:
+            # an existing row's text (deferred) is read only the first time this import meets the id
+            self._same_content("document", (external_id,), fields["text"], None if created else (lambda: doc.text), origin, id_field)
         self.report.count("documents", created)
         return doc
 
@@ -107,7 +132,7 @@ class Store:
     def _load_summaries(self) -> None:
         self._summaries, self._edited = {}, {}
         rows = Summary.objects.filter(document__campaign=self.campaign).only(
-            "id", "document_id", "system", "edited_from_id", "external_id", "human_scores"
+            "id", "document_id", "system", "edited_from_id", "external_id", "human_scores", "text"
         )
         for s in rows:
             if s.edited_from_id is None:
@@ -115,7 +140,7 @@ class Store:
             else:
                 self._edited[(s.edited_from_id, s.external_id)] = s
 
-    def summary(self, document: Document, system: str, **fields: Any) -> Summary:
+    def summary(self, document: Document, system: str, *, origin: RecordReader | None = None, **fields: Any) -> Summary:
         if self._summaries is None:
             self._load_summaries()
         summary = self._summaries.get((document.pk, system))
@@ -123,7 +148,11 @@ class Store:
         if created:
             summary = Summary.objects.create(document=document, system=system, edited_from=None, **_resolve(fields))
             self._summaries[(document.pk, system)] = summary
-        elif fields.get("human_scores") and summary.human_scores != fields["human_scores"]:
+        if "text" in fields:
+            self._same_content(
+                "summary", (document.external_id, system), fields["text"], None if created else (lambda: summary.text), origin, "system"
+            )
+        if not created and fields.get("human_scores") and summary.human_scores != fields["human_scores"]:
             summary.human_scores = fields["human_scores"]
             summary.save(update_fields=["human_scores"])
         self.report.count("summaries", created)

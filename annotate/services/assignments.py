@@ -185,13 +185,12 @@ def lock_worker_assignment(assignment_id: int, worker: Worker) -> tuple[Particip
 
     Every writer takes these locks in this one order (participation, then assignment or item), as claiming
     and blocking do, so concurrent submits, claims and blocks queue up instead of deadlocking. Raises
-    ``AssignmentClosed`` for a missing assignment and ``NotYourAssignment`` for someone else's.
+    ``NotYourAssignment`` (404) for a missing assignment and for someone else's alike.
     """
     owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
-    if owner is None:
-        raise AssignmentClosed("This task no longer exists.")
-    if owner["worker_id"] != worker.pk:
-        raise NotYourAssignment("This task belongs to another worker.")
+    if owner is None or owner["worker_id"] != worker.pk:
+        # One answer for "missing" and "someone else's", so ids cannot be probed.
+        raise NotYourAssignment("You have no task with this id; your answers were not stored.")
     participation = Participation.objects.select_for_update().get_or_create(
         worker=worker, campaign_id=owner["item__campaign_id"]
     )[0]

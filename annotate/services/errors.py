@@ -28,8 +28,10 @@ class NotEligible(WorkflowError):
 
 
 class NotYourAssignment(WorkflowError):
-    status_code = 403
-    code = "forbidden"
+    """No such assignment for this worker: missing and someone else's answer alike (no existence oracle)."""
+
+    status_code = 404
+    code = "not_found"
 
 
 class AssignmentClosed(WorkflowError):

@@ -20,7 +20,11 @@ class Command(BaseCommand):
         try:
             report = import_scores(options["format"], [options["path"]], campaign_slug=options["campaign"], progress=progress)
         except ImportFailed as exc:
-            raise CommandError(f"import failed, nothing was stored: {exc}") from exc
+            raise CommandError(f"import failed, nothing was stored: {exc}") from None
+        except Exception as exc:  # one line, not a traceback (--traceback or -v 3 shows it)
+            if options["traceback"] or options["verbosity"] >= 3:
+                raise
+            raise CommandError(f"import failed, nothing was stored: internal error ({type(exc).__name__}: {' '.join(str(exc).split())})") from None
         finally:
             progress.close()
         self.stdout.write(self.style.SUCCESS(report.summary_line()))

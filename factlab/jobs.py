@@ -1,0 +1,121 @@
+"""What every background job shares: dispatch that survives a broker outage, and "is anyone running it?".
+
+* :func:`send_after_commit` queues a task once the caller's transaction commits. If the broker cannot be
+  reached the error is logged, not raised: the job's row stays "not dispatched" and the beat schedule
+  (``factlab.celery``) sends it again when the broker is back. A request never fails after its data
+  was committed.
+* :func:`broker_available` lets a view refuse work that cannot start without the broker with a 503
+  before it stores anything (:class:`BrokerUnavailable`).
+* :func:`running_lock` holds a PostgreSQL session advisory lock while a job runs. The database drops it
+  when the worker's connection dies, so :func:`is_running` tells a live run from one whose worker was
+  killed, within seconds and whatever the broker's visibility timeout.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+
+from django.db import connection, transaction
+
+logger = logging.getLogger("factlab.jobs")
+
+# Advisory-lock namespaces (first key of pg_try_advisory_lock(int, int)).
+IMPORT_JOB_LOCK = 1601
+SCORING_CHUNK_LOCK = 1602
+
+
+class BrokerUnavailable(Exception):
+    """The task broker (Redis) cannot be reached; the API answers 503 with this message."""
+
+    default_message = "The task queue (Redis) cannot be reached, so this job cannot be started; nothing was stored. Please try again in a minute."
+
+    def __init__(self, message: str | None = None):
+        super().__init__(message or self.default_message)
+
+
+def _eager() -> bool:
+    from factlab.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
+def broker_available(timeout: float = 2.0) -> bool:
+    """True when the broker answers (always true in eager mode, which needs none)."""
+    if _eager():
+        return True
+    from factlab.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0, interval_step=0, timeout=timeout)
+        return True
+    except Exception as exc:  # kombu raises OperationalError, redis-py its ConnectionError
+        logger.warning("task broker unreachable: %s", exc)
+        return False
+
+
+def require_broker() -> None:
+    if not broker_available():
+        raise BrokerUnavailable()
+
+
+def send_after_commit(send: Callable[[], None], *, what: str, on_sent: Callable[[], None] | None = None) -> None:
+    """Run ``send`` (which publishes task messages) after the current transaction commits.
+
+    A broker error is logged as a warning and swallowed; ``on_sent`` runs only after a successful
+    publish (it records that the message reached the broker). In eager mode ``send`` runs at once,
+    inside the transaction, so the task sees the caller's rows.
+    """
+
+    def guarded() -> None:
+        try:
+            send()
+        except Exception as exc:
+            if _eager():
+                raise
+            logger.warning("could not queue %s (the beat schedule will send it again): %s", what, exc)
+            return
+        if on_sent is not None:
+            on_sent()
+
+    if _eager():
+        guarded()
+    else:
+        transaction.on_commit(guarded)
+
+
+def _postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+@contextlib.contextmanager
+def running_lock(namespace: int, key: int) -> Iterator[bool]:
+    """Hold the session advisory lock (namespace, key) while the block runs; yields False if taken.
+
+    Outside PostgreSQL (SQLite in the demo, eager mode) there are no concurrent workers: always True.
+    """
+    if not _postgres():
+        yield True
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
+        acquired = bool(cursor.fetchone()[0])
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with contextlib.suppress(Exception), connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, key])
+
+
+def is_running(namespace: int, key: int) -> bool:
+    """Whether some live process holds the lock (False outside PostgreSQL: nothing to ask)."""
+    if not _postgres():
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s AND objsubid = 2 AND granted)",
+            [namespace, key],
+        )
+        return bool(cursor.fetchone()[0])
