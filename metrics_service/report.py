@@ -445,6 +445,11 @@ def request_report(campaign: Campaign | str, **options) -> tuple[dict | None, di
     report = cached_report(campaign, **options)
     if report is not None:
         return report, {"state": "done"}
+    from factlab.jobs import broker_available
+
+    if not broker_available():
+        # Broker (and cache) down: nobody would compute a queued report, but the database suffices.
+        return get_or_compute_report(campaign, **options), {"state": "done"}
     key = report_progress_key(campaign, **options)
     queued = {"state": "queued", "step": 0, "total": None, "section": None}
     if cache.add(key, queued, PROGRESS_SECONDS):

@@ -200,8 +200,12 @@ def test_bad_csv_scores_fail_atomically_naming_line_and_field(campaign, research
     assert wrong.status_code == 400 and "no dataset import in format 'csv'" in wrong.json()["detail"]
 
 
-def test_slug_taken_between_upload_and_run_fails_the_job(admin_user, django_capture_on_commit_callbacks):
+def test_slug_taken_between_upload_and_run_fails_the_job(admin_user, django_capture_on_commit_callbacks, monkeypatch):
     from annotate.api.services import execute_import_job
+    from factlab.celery import app
+
+    # As with a real broker: the upload only queues the job (after commit, captured here), it runs later.
+    monkeypatch.setitem(app.conf, "task_always_eager", False)
 
     ada = get_user_model().objects.create_user("ada2", password=PASSWORD)
     from annotate.roles import make_researcher

@@ -38,6 +38,15 @@ def test_a_process_without_a_secret_key_refuses_to_start_with_a_clear_message():
     assert "DJANGO_SECRET_KEY must be set" in proc.stderr and "make demo" in proc.stderr
 
 
+def test_manage_py_without_a_secret_key_prints_one_line_and_exits_1():
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=REPO_ROOT, env=_env(), capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("FactLab is not configured: DJANGO_SECRET_KEY must be set")
+
+
 def test_debug_is_off_unless_asked_for_and_the_dev_key_only_comes_with_it():
     plain = _python(SHOW, _env(DJANGO_SECRET_KEY="k" * 60))
     assert plain.returncode == 0, plain.stderr
