@@ -50,7 +50,7 @@ def main() -> None:
         print(f"{label:<36} median wall {wall:5.2f} s  cpu {cpu:5.2f} s{goal}", flush=True)
     probe = (
         "import sys, django; django.setup(); from django.core.management import call_command; call_command('check', verbosity=0); "
-        f"print(chr(10) + (" ".join(m for m in {HEAVY!r} if m in sys.modules) or "none"))"
+        f"print(chr(10) + (' '.join(m for m in {HEAVY!r} if m in sys.modules) or 'none'))"
     )
     loaded = subprocess.run([python, "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"heavy libraries loaded by manage.py check: {loaded}")
