@@ -531,3 +531,19 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"import {self.pk} ({self.format} into {self.campaign_slug}, {self.status})"
+
+
+class DocumentPage(models.Model):
+    """What a protocol's task page needs from a document, computed once (after import) and read by every claim.
+
+    ``data`` is protocol-specific (FRANK: shown sentences, relevance rankings, trap similarities, entity pool);
+    ``version`` names the code that computed it, so a changed rule recomputes instead of serving stale data.
+    """
+
+    document = models.OneToOneField(Document, on_delete=models.CASCADE, related_name="prepared_page")
+    version = models.CharField(max_length=40)
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"prepared page of {self.document_id} ({self.version})"

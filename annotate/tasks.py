@@ -41,3 +41,14 @@ def expire_stale_assignments() -> int:
     from annotate.services.assignments import expire_stale_assignments as expire
 
     return sum(expire(campaign) for campaign in Campaign.objects.filter(status=CampaignStatus.RUNNING))
+
+
+@shared_task(name="annotate.prepare_campaign_pages", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def prepare_campaign_pages(campaign_id: int) -> int:
+    """After an import: compute what the campaign's task pages need (FRANK: entity pools, traps, shown
+    sentences, relevance), so that claims do no NLP. Idempotent: prepared documents are skipped."""
+    from annotate.models import Campaign
+    from annotate.protocols import protocol_for
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    return protocol_for(campaign.kind).prepare_campaign(campaign) if campaign else 0

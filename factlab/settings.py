@@ -178,6 +178,9 @@ FACTLAB_IMPORT_LIMITS = {
 }
 # Starts of one import job (a worker killed mid-import re-delivers it) before it fails for good.
 FACTLAB_IMPORT_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_IMPORT_MAX_ATTEMPTS", "3"))
+# After each dataset import a background job prepares what task pages need (FRANK: entity pools, traps,
+# relevance), so that claims do no NLP; "0" leaves it to ``manage.py prepare_pages`` or the first claims.
+FACTLAB_PREPARE_PAGES_AFTER_IMPORT = os.environ.get("FACTLAB_PREPARE_PAGES_AFTER_IMPORT", "1") != "0"
 # Uploaded files are deleted once imported; failed ones are kept this long for inspection.
 FACTLAB_IMPORT_FAILED_RETENTION_HOURS = float(os.environ.get("FACTLAB_IMPORT_FAILED_RETENTION_HOURS", "168"))
 

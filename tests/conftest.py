@@ -52,6 +52,13 @@ def test_output_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _no_page_preparation_after_import(settings):
+    """Whole benchmarks are imported by many tests: their pages are prepared on demand (the first claim of a
+    document) instead of by the after-import job; tests/test_prepared_pages.py turns the job back on."""
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
+
+
+@pytest.fixture(autouse=True)
 def _generous_rate_limits(settings):
     """Many logins and submits from 127.0.0.1 in one minute are normal in tests; tests/test_security.py
     lowers these rates (``override_settings``) where it checks the limits themselves."""

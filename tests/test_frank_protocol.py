@@ -338,7 +338,7 @@ def test_a_frank_bonus_is_decided_with_the_score_at_submission():
 def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_document():
     import random
 
-    from annotate.frank.protocol import _entity_question, entity_pool
+    from annotate.frank.entities import entity_pool, entity_question as _entity_question
 
     campaign = make_campaign()
     document = make_document(campaign, negative_entity="the changes")  # a non-entity is never an option

@@ -170,7 +170,7 @@ def test_prolific_completion_url():
 
 
 def test_entity_question_options_leave_out_garbled_phrases():
-    from annotate.frank.protocol import _clear_options
+    from annotate.frank.entities import _clear_options
 
     options = _clear_options(["the blonde Filipino' Ms Moon", "type 2 diabetes", "Helen Carter", '"It\'s a brilliant', "a very long noun phrase of many words"])
     assert options == ["Helen Carter", "type 2 diabetes"]

@@ -325,7 +325,7 @@ def test_imported_frank_subset_renders_a_task_with_its_traps(client):
     assignment = Assignment.objects.get(worker=worker)
     entity = assignment.layout["entity"]
     # Named entities of the same kinds: the absent option is not in the article and has the kind of a present one.
-    from annotate.frank.protocol import entity_pool
+    from annotate.frank.entities import entity_pool
 
     pool = entity_pool(assignment.item.document)
     absent = entity["options"][entity["answer"]]

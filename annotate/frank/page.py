@@ -47,7 +47,10 @@ def similar(a: str, b: str) -> bool:
     return similarity(a, b) >= NEAR_DUPLICATE_RATIO
 
 
-def repeats_visible(candidate: str, visible: Sequence[str], *, edited: bool = True) -> bool:
+SimilarityFunction = Callable[[str, str], float]
+
+
+def repeats_visible(candidate: str, visible: Sequence[str], *, edited: bool = True, similarity_of: SimilarityFunction = similarity) -> bool:
     """True when ``candidate`` is, up to its edit, one of the ``visible`` sentences.
 
     An edited trap (negation, pronoun swap, scramble...) must not be near any shown sentence: the edit
@@ -55,8 +58,8 @@ def repeats_visible(candidate: str, visible: Sequence[str], *, edited: bool = Tr
     identical to one: like genuine summaries of one article, it may resemble a shown sentence.
     """
     if edited:
-        return any(similar(candidate, v) for v in visible)
-    return any(similarity(candidate, v) >= 1.0 for v in visible)
+        return any(similarity_of(candidate, v) >= NEAR_DUPLICATE_RATIO for v in visible)
+    return any(similarity_of(candidate, v) >= 1.0 for v in visible)
 
 
 COPY_TRAPS_PER_DOCUMENT = 4
@@ -78,6 +81,7 @@ def summary_like_sentences(article: Sequence[str], summary_sentences: Sequence[s
 
 def choose_traps(
     summaries: Sequence[Sequence[str]], traps: Sequence[tuple[int, str, bool]], slots: Sequence[int], rng: random.Random,
+    *, similarity_of: SimilarityFunction = similarity,
 ) -> dict[int, int]:
     """Trap id for each summary position in ``slots``: a trap that repeats no sentence on the page.
 
@@ -87,7 +91,8 @@ def choose_traps(
     others, the trap whose length is closest to the summary's sentences is taken, then the one closest in
     wording to the page (genuine summaries of one article resemble each other; a trap unlike everything
     else, or much longer or shorter, would stand out too); ties at random. Positions with no trap left get
-    none (the page then has fewer traps rather than a tell).
+    none (the page then has fewer traps rather than a tell). ``similarity_of`` is :func:`similarity` or a
+    table of its values computed beforehand (``annotate.frank.prepared``).
     """
     visible = [s for sentences in summaries for s in sentences]
     pool = list(traps)
@@ -101,9 +106,9 @@ def choose_traps(
             index, (_, text, _) = entry
             words = len(text.split())
             off = max(low - words, words - high, 0)
-            return (off, -max((similarity(text, v) for v in visible), default=0.0), index)
+            return (off, -max((similarity_of(text, v) for v in visible), default=0.0), index)
 
-        eligible = [(i, t) for i, t in enumerate(pool) if not repeats_visible(t[1], visible, edited=t[2])]
+        eligible = [(i, t) for i, t in enumerate(pool) if not repeats_visible(t[1], visible, edited=t[2], similarity_of=similarity_of)]
         if not eligible:
             continue
         index, _ = min(eligible, key=rank)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +18,20 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotate.frank import content as frank_content
+from annotate.frank import page_cache
+from annotate.frank.entities import (  # noqa: F401 (re-exported)
+    ENTITY_POOL_KEY,
+    entity_pool,
+    entity_question,
+    typed_entities,
+)
+from annotate.frank.page import choose_traps, present_page
+from annotate.frank.prepared import (  # noqa: F401
+    prepared_page,
+    similarity_lookup,
+    summary_sentences,
+    task_summaries,
+)
 from annotate.frank.typology import BY_CODE, CATEGORIES, CODES
 from annotate.models import (
     Assignment,
@@ -31,9 +44,9 @@ from annotate.models import (
     TrapAnswer,
     Worker,
 )
-from annotate.nlp import named_entities, split_sentences
-from annotate.frank import page_cache
-from annotate.frank.page import choose_traps, present_page
+from annotate.nlp import split_sentences
+from annotate.presentation import style_like
+from annotate.protocols.base import Protocol, SubmissionResult
 from annotate.services.errors import (
     AssignmentClosed,
     InvalidSubmission,
@@ -43,8 +56,6 @@ from annotate.services.participation import (
     get_participation,
     require_eligible,
 )
-
-from annotate.protocols.base import Protocol, SubmissionResult
 
 MAX_SECONDS_PER_SENTENCE = 30 * 60  # a client-reported lead time above this is a forgotten tab, not work
 
@@ -173,178 +184,74 @@ def scale_lead_times(seconds: Sequence[float], elapsed: float) -> float:
 
 # ---------------------------------------------------------------- layout
 
-def task_summaries(document: Document) -> list[Summary]:
-    """The summaries annotated in a document's item: system outputs (references only when there is nothing else)."""
-    summaries = list(document.summaries.filter(edited_from__isnull=True).order_by("id"))
-    systems = [s for s in summaries if not s.is_reference]
-    return systems or summaries
-
-
-def summary_sentences(summary: Summary) -> list[str]:
-    return [s for s in (summary.sentences or []) if s.strip()] or split_sentences(summary.text)
-
-
-_OPTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 .&'-]*[A-Za-z0-9.]$")
-
-
-def _clear_options(entities: list[str]) -> list[str]:
-    """Entities a careful reader can judge: short names or phrases without quotes or broken punctuation.
-
-    A wrong answer blocks the worker, so garbled noun-phrase chunks from the entity counter are left out;
-    capitalised ones (names) come first.
-    """
-    clear = [
-        e for e in entities
-        if 2 < len(e) <= 40 and len(e.split()) <= 4 and _OPTION_RE.match(e) and e.count("'") <= 1 and "''" not in e
-    ]
-    return sorted(clear, key=lambda e: not e[:1].isupper())
-
-
-# Named-entity kinds a reader can tell were or were not mentioned (not numbers, dates or quantities).
-ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW")
-ENTITY_POOL_KEY = "entity_pool"
-ENTITY_POOL_OTHERS = 40  # other documents of the campaign sampled for absent entities
-
-
-def typed_entities(text: str) -> dict[str, list[str]]:
-    """Clear named entities of ``text`` by spaCy NER kind: ``{"PERSON": ["Helen Carter", ...], ...}``."""
-    from annotate.nlp import get_nlp
-
-    found: dict[str, dict[str, None]] = {}
-    for ent in get_nlp(disable=("lemmatizer",))(text).ents:
-        if ent.label_ in ENTITY_KINDS:
-            found.setdefault(ent.label_, {})[ent.text.strip()] = None
-    return {kind: names for kind, names in ((k, _clear_options(list(v))) for k, v in found.items()) if names}
-
-
-def _present_entities(document: Document) -> dict[str, list[str]]:
-    cached = (document.metadata or {}).get(ENTITY_POOL_KEY, {}).get("present")
-    return cached if cached is not None else typed_entities(document.text)
-
-
-def entity_pool(document: Document) -> dict[str, dict[str, list[str]]]:
-    """The entity question's candidates, computed once per document and kept in ``document.metadata``:
-    ``{"present": {kind: [names in the article]}, "absent": {kind: [names of that kind not in it]}}``.
-
-    Absent names come from other articles of the campaign (and the imported negative entity), by kind, so
-    the absent option has the same kind as a present one.
-    """
-    cached = (document.metadata or {}).get(ENTITY_POOL_KEY)
-    if cached and "absent" in cached:
-        return cached
-    text = document.text.lower()
-    present = _present_entities(document)
-    absent: dict[str, dict[str, None]] = {}
-    others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("?")[:ENTITY_POOL_OTHERS]
-    for other in others:
-        for kind, names in _present_entities(other).items():
-            for name in names:
-                if name.lower() not in text:
-                    absent.setdefault(kind, {})[name] = None
-    negative = document.negative_entity.strip()
-    if negative and negative.lower() not in text:
-        for kind, names in typed_entities(negative).items():
-            if negative in names:
-                absent.setdefault(kind, {})[negative] = None
-    pool = {"present": present, "absent": {k: sorted(v) for k, v in absent.items()}}
-    metadata = {**(document.metadata or {}), ENTITY_POOL_KEY: pool}
-    Document.objects.filter(pk=document.pk).update(metadata=metadata)
-    document.metadata = metadata
-    return pool
-
-
-def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
-    """Two entities of the article and one absent entity of the same kind as one of them (random per
-    worker among what the article allows); None when the article has no such pair."""
-    pool = entity_pool(document)
-    present, absent = pool["present"], pool["absent"]
-    kinds = sorted(k for k in present if absent.get(k))
-    if not kinds:
-        return None
-    kind = rng.choice(kinds)
-    negative = rng.choice(absent[kind])
-    same = present[kind]
-    if len(same) >= 2:
-        chosen = rng.sample(same, 2)
-    else:
-        others = [name for k, names in sorted(present.items()) if k != kind for name in names if name.lower() != same[0].lower()]
-        if not others:
-            return None
-        chosen = [same[0], rng.choice(others)]
-    options = chosen + [negative]
-    if len({o.lower() for o in options}) < 3:
-        return None
-    rng.shuffle(options)
-    return {"options": options, "answer": options.index(negative)}
-
-
-def _entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
-    """Three options, two entities from the article and one that is not in it; None when impossible.
-
-    Named entities of the same kinds first (:func:`_typed_entity_question`); articles without a usable
-    pair fall back to the imported entity list and negative entity.
-    """
-    typed = _typed_entity_question(document, rng)
-    if typed is not None:
-        return typed
-    text = document.text.lower()
-    candidates = [e.strip() for e in dict.fromkeys(document.entities or []) if isinstance(e, str)]
-    present = _clear_options([e for e in candidates if e.lower() in text])
-    if len(present) < 2:
-        present = _clear_options([e for e in named_entities(document.text) if e.lower() in text])
-    negative = document.negative_entity.strip()
-    if not negative or negative.lower() in text:
-        others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).values_list("entities", flat=True)
-        pool = sorted(set(_clear_options([e.strip() for ents in others for e in (ents or []) if isinstance(e, str) and e.lower() not in text])))
-        negative = rng.choice(pool) if pool else ""
-    if len(present) < 2 or not negative:
-        return None
-    # Prefer names (capitalised) when there are enough of them.
-    names = [e for e in present if e[:1].isupper()]
-    options = rng.sample(names if len(names) >= 2 else present, 2) + [negative]
-    rng.shuffle(options)
-    return {"options": options, "answer": options.index(negative)}
-
-
-def _traps_for(document: Document, summary_sentences: list[str]) -> list[Trap]:
-    """The document's traps: imported or generated ones, plus (once) factual copies of summary-like
-    article sentences, which keep traps from standing out by being unlike the page."""
-    from annotate.frank.traps import add_copy_traps, generate_traps
-
-    if not document.traps.exists():
-        generate_traps(document)
-    add_copy_traps(document, summary_sentences)
-    return list(document.traps.order_by("id"))
-
-
 def build_layout(document: Document, trap_rate: float, rng: random.Random) -> dict[str, Any]:
     """The page layout of an item: summaries in a shuffled order, traps on a ``trap_rate`` share of them.
 
     The number of traps is ``trap_rate * n`` rounded stochastically (so its mean is exact) and the traps are
     spread over randomly chosen summaries, each trap appended after the summary's last sentence. Which trap
     goes where follows :func:`annotate.frank.page.choose_traps` (never one repeating a shown sentence).
+    Everything comes from the document's prepared page (:mod:`annotate.frank.prepared`): no NLP here.
     """
-    summaries = task_summaries(document)
+    page = prepared_page(document)
+    summaries = list(page["summaries"])
     rng.shuffle(summaries)
     n = len(summaries)
     wanted = min(n, math.floor(trap_rate * n + rng.random())) if trap_rate > 0 else 0
-    sentences = [summary_sentences(s) for s in summaries]
-    traps = _traps_for(document, [s for group in sentences for s in group]) if wanted else []
+    traps = page["traps"] if wanted else []
     slots = sorted(rng.sample(range(n), min(wanted, n))) if traps else []
-    trap_of = choose_traps(sentences, [(t.pk, t.text, t.code != "F0") for t in traps], slots, rng) if slots else {}
+    trap_of = choose_traps(
+        [s["raw"] for s in summaries], [(t["id"], t["text"], t["edited"]) for t in traps], slots, rng,
+        similarity_of=similarity_lookup(page),
+    ) if slots else {}
     rows = [
-        {"summary": summary.pk, "sentences": len(sentences[p]), "trap": trap_of.get(p)}
+        {"summary": summary["id"], "sentences": len(summary["raw"]), "trap": trap_of.get(p)}
         for p, summary in enumerate(summaries)
     ]
-    return {"summaries": rows, "entity": _entity_question(document, rng)}
+    return {"summaries": rows, "entity": entity_question(document, rng)}
 
 
 def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
     """Everything the annotation page shows, and nothing else (no trap marks, no entity answer).
 
-    Texts go through the presentation layer (:func:`annotate.frank.page.present_page`): detokenised, each
-    trap in its summary's style, the same number of underlines for every sentence.
+    Texts are those of the presentation layer (detokenised, each trap in its summary's style, the same
+    number of underlines for every sentence: :func:`annotate.frank.page.present_page`), read from the
+    document's prepared page.
     """
+    document = assignment.item.document
+    layout = assignment.layout
+    page = prepared_page(document)
+    summaries = {s["id"]: s for s in page["summaries"]}
+    traps = {t["id"]: t for t in page["traps"]}
+    if any(r["summary"] not in summaries or (r["trap"] and r["trap"] not in traps) for r in layout["summaries"]):
+        return _task_page_data_from_database(assignment, relevant_k)  # a layout older than the page's traps
+    k = max(relevant_k, 0)
+    shown_pages = []
+    for row in layout["summaries"]:
+        summary = summaries[row["summary"]]
+        shown = summary["shown"][: row["sentences"]]
+        rankings = summary["ranking"][: row["sentences"]]
+        if row["trap"]:
+            trap = traps[row["trap"]]
+            shown = shown + [style_like(trap["text"], shown, page["casing"])]
+            rankings = rankings + [trap["ranking"]]
+        shown_pages.append([{"text": text, "relevant": ranking[:k]} for text, ranking in zip(shown, rankings)])
+    return _page_data(assignment, layout, page["article"], shown_pages)
+
+
+def _page_data(assignment: Assignment, layout: dict[str, Any], article: list[str], pages: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    entity = layout.get("entity")
+    return {
+        "assignment": assignment.pk,
+        "article": article,
+        "summaries": [{"sentences": page} for page in pages],
+        "entity_options": entity["options"] if entity else [],
+        "entity_done": (entity is None) or assignment.entity_correct is True,
+        "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
+    }
+
+
+def _task_page_data_from_database(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
+    """:func:`task_page_data` from the stored rows, for a layout whose summaries or traps the prepared page lacks."""
     document = assignment.item.document
     layout = assignment.layout
     article = document.sentences or split_sentences(document.text)
@@ -357,15 +264,7 @@ def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
         relevant_k,
         relevance=page_cache.relevant_sentences,  # cached per distinct input
     )
-    entity = layout.get("entity")
-    return {
-        "assignment": assignment.pk,
-        "article": shown_article,
-        "summaries": [{"sentences": page} for page in pages],
-        "entity_options": entity["options"] if entity else [],
-        "entity_done": (entity is None) or assignment.entity_correct is True,
-        "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
-    }
+    return _page_data(assignment, layout, shown_article, pages)
 
 
 # ---------------------------------------------------------------- services
@@ -413,6 +312,11 @@ class FrankProtocol(Protocol):
     qualification_url_name = "frank-qualification"
     task_url_name = "frank-task"
     preview_url_name = "frank-preview"
+
+    def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None) -> int:
+        from annotate.frank.prepared import prepare_campaign
+
+        return prepare_campaign(campaign, only_missing=only_missing, progress=progress)
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         campaign = assignment.item.campaign

@@ -39,6 +39,12 @@ class Protocol(ABC):
         "too_fast": "Too fast", "judgements_csv": "sentence judgements with lead times (CSV)",
     }
 
+    def prepare_campaign(self, campaign: Campaign, *, only_missing: bool = True, progress=None) -> int:
+        """Compute once, after an import, what task pages need from the campaign's documents (a background
+        job: ``annotate.prepare_campaign_pages``); returns how many documents were prepared. ``only_missing``:
+        skip documents already prepared by the current code; ``progress(done, total)`` is called as it goes."""
+        return 0
+
     def prepare_assignment(self, assignment: Assignment) -> None:
         """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 
 from annotate.importers.base import ImportFailed, ImportReport, ProgressCallback
@@ -77,7 +78,19 @@ def import_dataset(
         store = Store(campaign, report)
         DATASET_FORMATS[fmt](store, resolved, progress or _no_progress, **options)
         store.flush()
+        queue_page_preparation(campaign)
     return report
+
+
+def queue_page_preparation(campaign: Campaign) -> None:
+    """Send the job that prepares the campaign's task pages once this import commits
+    (``FACTLAB_PREPARE_PAGES_AFTER_IMPORT``; ``manage.py prepare_pages`` does it by hand)."""
+    if not settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT:
+        return
+    from annotate.tasks import prepare_campaign_pages
+    from factlab.jobs import send_after_commit
+
+    send_after_commit(lambda: prepare_campaign_pages.delay(campaign.pk), what=f"page preparation of campaign {campaign.slug}")
 
 
 def import_scores(

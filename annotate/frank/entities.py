@@ -1,0 +1,190 @@
+"""The FRANK entity question: "Which of the following was NOT mentioned in the article?".
+
+Two named entities of the article and one of the same spaCy kind that it does not mention (taken from
+other articles of the campaign or the imported negative entity), options random per worker. What needs
+spaCy (the article's entities, the pool of absent ones) is computed once per document and kept in its
+``metadata``; :func:`prepare_entity_pools` does it for many documents in one ``nlp.pipe`` pass.
+"""
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from annotate.models import Document
+from annotate.nlp import named_entities
+
+_OPTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 .&'-]*[A-Za-z0-9.]$")
+
+
+def _clear_options(entities: list[str]) -> list[str]:
+    """Entities a careful reader can judge: short names or phrases without quotes or broken punctuation.
+
+    A wrong answer blocks the worker, so garbled noun-phrase chunks from the entity counter are left out;
+    capitalised ones (names) come first.
+    """
+    clear = [
+        e for e in entities
+        if 2 < len(e) <= 40 and len(e.split()) <= 4 and _OPTION_RE.match(e) and e.count("'") <= 1 and "''" not in e
+    ]
+    return sorted(clear, key=lambda e: not e[:1].isupper())
+
+
+# Named-entity kinds a reader can tell were or were not mentioned (not numbers, dates or quantities).
+ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW")
+ENTITY_POOL_KEY = "entity_pool"
+ENTITY_POOL_OTHERS = 40  # other documents of the campaign sampled for absent entities
+
+
+def _typed_from_parse(parsed) -> dict[str, list[str]]:
+    found: dict[str, dict[str, None]] = {}
+    for ent in parsed.ents:
+        if ent.label_ in ENTITY_KINDS:
+            found.setdefault(ent.label_, {})[ent.text.strip()] = None
+    return {kind: names for kind, names in ((k, _clear_options(list(v))) for k, v in found.items()) if names}
+
+
+def typed_entities(text: str) -> dict[str, list[str]]:
+    """Clear named entities of ``text`` by spaCy NER kind: ``{"PERSON": ["Helen Carter", ...], ...}``."""
+    return next(typed_entities_many([text]))
+
+
+def typed_entities_many(texts: Iterable[str], batch_size: int = 16) -> Iterable[dict[str, list[str]]]:
+    """:func:`typed_entities` of many texts in ``nlp.pipe`` batches (one parse per text)."""
+    from annotate.nlp import get_nlp
+
+    for parsed in get_nlp(disable=("lemmatizer",)).pipe(texts, batch_size=batch_size):
+        yield _typed_from_parse(parsed)
+
+
+def _present_entities(document: Document) -> dict[str, list[str]]:
+    cached = (document.metadata or {}).get(ENTITY_POOL_KEY, {}).get("present")
+    return cached if cached is not None else typed_entities(document.text)
+
+
+def _pool(
+    document: Document, present: dict[str, list[str]], others_present: Iterable[dict[str, list[str]]],
+    negative_kinds: dict[str, list[str]],
+) -> dict[str, dict[str, list[str]]]:
+    """The pool of ``document`` from its entities, those of (up to ``ENTITY_POOL_OTHERS``) other articles and
+    the kinds spaCy gives its negative entity."""
+    text = document.text.lower()
+    absent: dict[str, dict[str, None]] = {}
+    for other in others_present:
+        for kind, names in other.items():
+            for name in names:
+                if name.lower() not in text:
+                    absent.setdefault(kind, {})[name] = None
+    negative = document.negative_entity.strip()
+    if negative and negative.lower() not in text:
+        for kind, names in negative_kinds.items():
+            if negative in names:
+                absent.setdefault(kind, {})[negative] = None
+    return {"present": present, "absent": {k: sorted(v) for k, v in absent.items()}}
+
+
+def entity_pool(document: Document) -> dict[str, dict[str, list[str]]]:
+    """The entity question's candidates, computed once per document and kept in ``document.metadata``:
+    ``{"present": {kind: [names in the article]}, "absent": {kind: [names of that kind not in it]}}``.
+
+    Absent names come from other articles of the campaign (and the imported negative entity), by kind, so
+    the absent option has the same kind as a present one. Campaigns prepared after import
+    (:func:`prepare_entity_pools`) have every pool already; this computes a missing one alone.
+    """
+    cached = (document.metadata or {}).get(ENTITY_POOL_KEY)
+    if cached and "absent" in cached:
+        return cached
+    others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("?")[:ENTITY_POOL_OTHERS]
+    negative = document.negative_entity.strip()
+    pool = _pool(
+        document, _present_entities(document), (_present_entities(other) for other in others),
+        typed_entities(negative) if negative else {},
+    )
+    metadata = {**(document.metadata or {}), ENTITY_POOL_KEY: pool}
+    Document.objects.filter(pk=document.pk).update(metadata=metadata)
+    document.metadata = metadata
+    return pool
+
+
+def prepare_entity_pools(documents: Sequence[Document], *, seed: int = 0) -> int:
+    """Compute and store the pools of ``documents`` (all of one campaign) that have none; returns how many.
+
+    spaCy runs once per article without stored entities, in ``nlp.pipe`` batches; the absent names of a
+    document come from ``ENTITY_POOL_OTHERS`` other documents of the list chosen with ``seed``, as
+    :func:`entity_pool` does for one document.
+    """
+    missing_present = [d for d in documents if (d.metadata or {}).get(ENTITY_POOL_KEY, {}).get("present") is None]
+    recomputed = {d.pk for d in missing_present}
+    for document, present in zip(missing_present, typed_entities_many(d.text for d in missing_present)):
+        document.metadata = {**(document.metadata or {}), ENTITY_POOL_KEY: {"present": present}}
+    negatives = sorted({d.negative_entity.strip() for d in documents if d.negative_entity.strip()})
+    negative_kinds = dict(zip(negatives, typed_entities_many(negatives, batch_size=256)))
+    present_of = [d.metadata[ENTITY_POOL_KEY]["present"] for d in documents]
+    rng = random.Random(seed)
+    changed = []
+    for index, document in enumerate(documents):
+        if "absent" in document.metadata[ENTITY_POOL_KEY] and document.pk not in recomputed:
+            continue
+        others = [i for i in range(len(documents)) if i != index]
+        chosen = rng.sample(others, min(ENTITY_POOL_OTHERS, len(others)))
+        pool = _pool(document, present_of[index], (present_of[i] for i in chosen), negative_kinds.get(document.negative_entity.strip(), {}))
+        document.metadata = {**document.metadata, ENTITY_POOL_KEY: pool}
+        changed.append(document)
+    Document.objects.bulk_update(changed, ["metadata"], batch_size=200)
+    return len(changed)
+
+
+def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
+    """Two entities of the article and one absent entity of the same kind as one of them (random per
+    worker among what the article allows); None when the article has no such pair."""
+    pool = entity_pool(document)
+    present, absent = pool["present"], pool["absent"]
+    kinds = sorted(k for k in present if absent.get(k))
+    if not kinds:
+        return None
+    kind = rng.choice(kinds)
+    negative = rng.choice(absent[kind])
+    same = present[kind]
+    if len(same) >= 2:
+        chosen = rng.sample(same, 2)
+    else:
+        others = [name for k, names in sorted(present.items()) if k != kind for name in names if name.lower() != same[0].lower()]
+        if not others:
+            return None
+        chosen = [same[0], rng.choice(others)]
+    options = chosen + [negative]
+    if len({o.lower() for o in options}) < 3:
+        return None
+    rng.shuffle(options)
+    return {"options": options, "answer": options.index(negative)}
+
+
+def entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
+    """Three options, two entities from the article and one that is not in it; None when impossible.
+
+    Named entities of the same kinds first (:func:`_typed_entity_question`); articles without a usable
+    pair fall back to the imported entity list and negative entity.
+    """
+    typed = _typed_entity_question(document, rng)
+    if typed is not None:
+        return typed
+    text = document.text.lower()
+    candidates = [e.strip() for e in dict.fromkeys(document.entities or []) if isinstance(e, str)]
+    present = _clear_options([e for e in candidates if e.lower() in text])
+    if len(present) < 2:
+        present = _clear_options([e for e in named_entities(document.text) if e.lower() in text])
+    negative = document.negative_entity.strip()
+    if not negative or negative.lower() in text:
+        others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).values_list("entities", flat=True)
+        pool = sorted(set(_clear_options([e.strip() for ents in others for e in (ents or []) if isinstance(e, str) and e.lower() not in text])))
+        negative = rng.choice(pool) if pool else ""
+    if len(present) < 2 or not negative:
+        return None
+    # Prefer names (capitalised) when there are enough of them.
+    names = [e for e in present if e[:1].isupper()]
+    options = rng.sample(names if len(names) >= 2 else present, 2) + [negative]
+    rng.shuffle(options)
+    return {"options": options, "answer": options.index(negative)}
+
+

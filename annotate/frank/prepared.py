@@ -1,0 +1,152 @@
+"""FRANK task pages prepared once per document, so that claiming an item and loading its page do no NLP.
+
+What a page needs from a document depends only on its texts: the article and summary sentences as shown
+(detokenised), the article's casing (to style traps), each sentence's relevance ranking (TF-IDF over the
+article, one sentence at a time: see ``relevance.py``), the similarity of every trap to every sentence it
+could be shown with (which traps may go where, ``page.choose_traps``), the traps themselves and the entity
+question's pool (kept in ``document.metadata`` by ``entities.py``).
+
+:func:`prepare_campaign` computes all of it after an import (Celery job ``annotate.prepare_campaign_pages``,
+or ``manage.py prepare_pages``) and stores it as a :class:`~annotate.models.DocumentPage` per document. A
+claim of a document that is not prepared yet (the job still running, or the rules changed: ``VERSION``
+hashes their source) prepares that document in the request, with the same result, only slower.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from annotate import presentation
+from annotate.frank import page as page_rules
+from annotate.frank import relevance
+from annotate.frank.entities import ENTITY_POOL_KEY, entity_pool, prepare_entity_pools
+from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
+from annotate.nlp import split_sentences
+
+logger = logging.getLogger("factlab.frank.prepared")
+
+#: The code whose output is stored: a change to any of these files makes every stored page stale.
+VERSION = hashlib.sha1(
+    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation)) + Path(__file__).read_bytes()
+).hexdigest()[:16]
+#: Relevance rankings are kept this long (``Campaign.relevant_sentences_k`` is at most 20).
+MAX_RANKING = 20
+CHUNK = 200  # documents per transaction (and per spaCy batch of entity pools)
+
+
+def summary_sentences(summary: Summary) -> list[str]:
+    return [s for s in (summary.sentences or []) if s.strip()] or split_sentences(summary.text)
+
+
+def task_summaries(summaries: Sequence[Summary]) -> list[Summary]:
+    """The summaries annotated in a document's item: system outputs (references only when there is nothing else)."""
+    originals = sorted((s for s in summaries if s.edited_from_id is None), key=lambda s: s.pk)
+    systems = [s for s in originals if not s.is_reference]
+    return systems or originals
+
+
+def compute_page(article: Sequence[str], summaries: Sequence[tuple[int, list[str]]], traps: Sequence[Trap]) -> dict[str, Any]:
+    """The stored page of one document (no database): ``summaries`` are ``(id, raw sentences)`` in task order."""
+    shown_article = presentation.detokenize_all(article)
+    shown_summaries = [presentation.detokenize_all(raw) for _, raw in summaries]
+    # A trap is shown styled like its summary; styling changes case and final punctuation only, which the
+    # relevance rule ignores, so its ranking is that of the detokenised trap.
+    queries = [s for shown in shown_summaries for s in shown] + [presentation.detokenize(t.text) for t in traps]
+    rankings = iter(relevance.relevant_sentences(shown_article, queries, MAX_RANKING))
+    summary_rows = [
+        {"id": sid, "raw": raw, "shown": shown, "ranking": [next(rankings) for _ in shown]}
+        for (sid, raw), shown in zip(summaries, shown_summaries)
+    ]
+    trap_rows = [{"id": t.pk, "text": t.text, "edited": t.code != "F0", "ranking": next(rankings)} for t in traps]
+    # Every sentence a trap can be compared with on a page: the summaries' and the other traps'.
+    targets = sorted({s for _, raw in summaries for s in raw} | {t.text for t in traps})
+    similarity = {
+        t.text: {target: round(page_rules.similarity(t.text, target), 6) for target in targets if target != t.text}
+        for t in traps
+    }
+    return {
+        "article": shown_article,
+        "casing": presentation.casing_map(" ".join(shown_article)),
+        "summaries": summary_rows,
+        "traps": trap_rows,
+        "similarity": similarity,
+    }
+
+
+def similarity_lookup(page: dict[str, Any]) -> Callable[[str, str], float]:
+    """``page_rules.similarity`` answered from the stored table (computed for pairs it does not hold)."""
+    table = page["similarity"]
+
+    def lookup(a: str, b: str) -> float:
+        value = table.get(a, {}).get(b)
+        return page_rules.similarity(a, b) if value is None else value
+
+    return lookup
+
+
+def _ensure_traps(document: Document, summaries: list[Summary]) -> None:
+    from annotate.frank.traps import add_copy_traps, generate_traps
+
+    if not document.traps.exists():
+        generate_traps(document)
+    add_copy_traps(document, [s for summary in task_summaries(summaries) for s in summary_sentences(summary)])
+
+
+def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = True) -> int:
+    """Prepare and store the pages of ``documents`` (one campaign); returns how many were stored.
+
+    ``entity_pools``: compute the missing entity pools of the whole list in one spaCy pass first (a single
+    document's pool is computed by :func:`~annotate.frank.entities.entity_pool` otherwise).
+    """
+    if not documents:
+        return 0
+    if entity_pools and len(documents) > 1:
+        prepare_entity_pools(documents)
+    ids = [d.pk for d in documents]
+    by_document: dict[int, list[Summary]] = {pk: [] for pk in ids}
+    for summary in Summary.objects.filter(document_id__in=ids).order_by("id"):
+        by_document[summary.document_id].append(summary)
+    rows = []
+    with transaction.atomic():
+        for document in documents:
+            if ENTITY_POOL_KEY not in (document.metadata or {}) or "absent" not in document.metadata[ENTITY_POOL_KEY]:
+                entity_pool(document)
+            _ensure_traps(document, by_document[document.pk])
+            summaries = [(s.pk, summary_sentences(s)) for s in task_summaries(by_document[document.pk])]
+            article = document.sentences or split_sentences(document.text)
+            data = compute_page(article, summaries, list(document.traps.order_by("id")))
+            rows.append(DocumentPage(document=document, version=VERSION, data=data))
+        DocumentPage.objects.bulk_create(
+            rows, update_conflicts=True, unique_fields=["document"], update_fields=["version", "data", "updated_at"],
+        )
+    return len(rows)
+
+
+def prepare_campaign(campaign: Campaign, *, only_missing: bool = True, progress: Callable[[int, int], None] | None = None) -> int:
+    """Prepare the pages of a campaign's documents (those without a current page when ``only_missing``)."""
+    documents = Document.objects.filter(campaign=campaign).order_by("id")
+    if only_missing:
+        documents = documents.exclude(prepared_page__version=VERSION)
+    ids = list(documents.values_list("id", flat=True))
+    done = 0
+    for start in range(0, len(ids), CHUNK):
+        chunk = list(Document.objects.filter(pk__in=ids[start:start + CHUNK]).order_by("id"))
+        done += prepare_documents(chunk)
+        if progress:
+            progress(done, len(ids))
+    logger.info("prepared %d FRANK pages of campaign %s", done, campaign.slug)
+    return done
+
+
+def prepared_page(document: Document) -> dict[str, Any]:
+    """The stored page of ``document``, prepared now if missing or computed by other code."""
+    stored = DocumentPage.objects.filter(document_id=document.pk).values_list("version", "data").first()
+    if stored is not None and stored[0] == VERSION:
+        return stored[1]
+    prepare_documents([document], entity_pools=False)
+    return DocumentPage.objects.values_list("data", flat=True).get(document_id=document.pk)

@@ -1,0 +1,119 @@
+"""FRANK pages prepared after import: claims and page loads do no NLP, and show exactly what the
+database path (``present_page`` over the stored rows) shows."""
+from __future__ import annotations
+
+import json
+import random
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotate.frank import prepared
+from annotate.frank.protocol import _task_page_data_from_database, build_layout, task_page_data
+from annotate.models import Assignment, Campaign, CampaignStatus, Document, DocumentPage, Trap
+from annotate.services.imports import import_dataset
+from tests.factories import make_campaign, make_document, make_worker, qualify
+
+pytestmark = pytest.mark.django_db
+
+SUBSET = Path(__file__).resolve().parent.parent / "data" / "frank-subset"
+TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.S)
+
+
+def imported_subset(settings, slug: str = "prepared") -> Campaign:
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = True
+    import_dataset("frank", [SUBSET], campaign_slug=slug, campaign_kind="frank")
+    campaign = Campaign.objects.get(slug=slug)
+    Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.RUNNING, trap_rate=1.0)
+    campaign.refresh_from_db()
+    return campaign
+
+
+def test_import_prepares_every_page_once(settings):
+    campaign = imported_subset(settings)
+    documents = Document.objects.filter(campaign=campaign)
+    assert DocumentPage.objects.filter(document__campaign=campaign, version=prepared.VERSION).count() == documents.count() == 20
+    for document in documents:
+        pool = document.metadata["entity_pool"]
+        assert set(pool) == {"present", "absent"} and pool["present"]
+    # Re-running the job finds nothing left to do.
+    assert prepared.prepare_campaign(campaign) == 0
+
+
+def test_claim_and_page_of_a_prepared_document_need_no_spacy_and_few_queries(client, settings, monkeypatch):
+    campaign = imported_subset(settings)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("spaCy was called on the request path")
+
+    monkeypatch.setattr("annotate.nlp.get_nlp", refuse)
+    worker = make_worker()
+    qualify(worker, campaign)
+    client.force_login(worker.user)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(reverse("annotate:frank-task", args=[campaign.slug]))
+    assert page.status_code == 200
+    data = json.loads(TASK_DATA.search(page.content.decode()).group(1))
+    assert data["summaries"] and data["entity_options"]
+    # No query per summary, trap or other document: a fixed number whatever the campaign's size.
+    assert len(queries) <= 40, [q["sql"][:80] for q in queries.captured_queries]
+    assert not any("annotate_trap" in q["sql"] or "annotate_summary" in q["sql"] for q in queries.captured_queries)
+
+
+def test_prepared_page_shows_exactly_what_the_database_path_shows(settings):
+    campaign = imported_subset(settings)
+    checked = 0
+    for item in campaign.items.select_related("document")[:20]:
+        for seed in range(3):
+            layout = build_layout(item.document, 1.0, random.Random(seed))
+            assignment = Assignment(pk=1, item=item, layout=layout)
+            for k in (1, 2, 3):
+                fast = task_page_data(assignment, k)
+                slow = _task_page_data_from_database(assignment, k)
+                assert fast == slow
+                checked += 1
+    assert checked == 180
+
+
+def test_stale_or_missing_pages_are_prepared_on_the_first_claim():
+    campaign = make_campaign(trap_rate=1.0)
+    document = make_document(campaign)
+    make_document(campaign, article=["Pedro Alvarez met Laura Chen in Lisbon.", "The Orbis Trust paid for it."])
+    assert not DocumentPage.objects.exists()
+    first = prepared.prepared_page(document)
+    stored = DocumentPage.objects.get(document=document)
+    assert stored.version == prepared.VERSION and stored.data == first
+    DocumentPage.objects.filter(pk=stored.pk).update(version="older-code", data={})
+    assert prepared.prepared_page(document) == first  # recomputed, not served stale
+    assert DocumentPage.objects.get(document=document).version == prepared.VERSION
+
+
+def test_a_layout_with_a_trap_the_page_does_not_know_is_shown_from_the_database():
+    campaign = make_campaign(trap_rate=1.0)
+    document = make_document(campaign)
+    item = campaign.items.get(document=document)
+    layout = build_layout(document, 1.0, random.Random(3))
+    extra = Trap.objects.create(document=document, code="F1", text="The council did not approve the budget.", expected_factual=False, expected_category="RelE")
+    layout["summaries"][0]["trap"] = extra.pk
+    data = task_page_data(Assignment(pk=1, item=item, layout=layout), 2)
+    assert data["summaries"][0]["sentences"][-1]["text"].lower().startswith("the council did not approve the budget")
+
+
+def test_prepare_pages_command(settings):
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
+    import_dataset("frank", [SUBSET], campaign_slug="by-hand", campaign_kind="frank")
+    assert not DocumentPage.objects.exists()
+    out = StringIO()
+    call_command("prepare_pages", "--campaign", "by-hand", "--no-progress", stdout=out)
+    assert "by-hand: 20 document(s) prepared" in out.getvalue()
+    out = StringIO()
+    call_command("prepare_pages", "--campaign", "by-hand", "--no-progress", stdout=out)
+    assert "0 document(s) prepared" in out.getvalue()
+    with pytest.raises(CommandError, match="no campaign with slug 'nope'"):
+        call_command("prepare_pages", "--campaign", "nope", "--no-progress")
