@@ -254,6 +254,50 @@ class Gunicorn:
         self.stop()
 
 
+class CpuMeter:
+    """CPU seconds used during a run by the web server's workers, PostgreSQL's processes and this process
+    (the simulated annotators): what one item cycle costs, and so how many the machine's cores allow."""
+
+    def __init__(self, server: Gunicorn):
+        self.server = server
+
+    def _sample(self) -> dict[str, float]:
+        import psutil
+
+        def cpu(processes) -> float:
+            total = 0.0
+            for process in processes:
+                try:
+                    times = process.cpu_times()
+                    total += times.user + times.system
+                except psutil.Error:
+                    pass
+            return total
+
+        workers = [psutil.Process(pid) for pid in self.server.worker_pids()]
+        postgres = [p for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")]
+        return {"web_workers": cpu(workers), "postgres": cpu(postgres), "load_generator": cpu([psutil.Process()])}
+
+    def __enter__(self) -> Self:
+        self.start = self._sample()
+        self.started = time.monotonic()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        end = self._sample()
+        self.wall = time.monotonic() - self.started
+        self.used = {k: round(end[k] - self.start[k], 2) for k in end}
+
+    def per_cycle_ms(self, cycles: int) -> dict[str, float]:
+        """Milliseconds of CPU per item cycle, by part, and the cycles per second the cores would allow."""
+        result = {k: round(1000 * v / max(cycles, 1), 1) for k, v in self.used.items()}
+        total = sum(self.used.values()) / max(cycles, 1)
+        result["total"] = round(1000 * total, 1)
+        result["cores"] = os.cpu_count() or 1
+        result["cycles_per_s_if_cpu_bound"] = round((os.cpu_count() or 1) / total, 1) if total else None
+        return result
+
+
 # --------------------------------------------------------------------------- simulated annotators
 
 

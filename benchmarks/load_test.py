@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._bench_common import (
     HOST,
+    CpuMeter,
     Gunicorn,
     add_common_arguments,
     bench_env,
@@ -63,14 +64,15 @@ def main(argv: list[str] | None = None) -> int:
     setup, sessions = prepare_site(env, args, documents=args.documents)
     port = args.port or free_port()
     log_path = Path(tempfile.mkstemp(prefix="factlab-gunicorn-", suffix=".log")[1])
-    with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path):
+    with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path) as server:
         started = time.monotonic()
-        stats = asyncio.run(
-            run_annotators(
-                f"http://{HOST}:{port}", sessions, args.duration,
-                think=args.think, double_click=args.double_click, retries=3, seed=args.seed,
+        with CpuMeter(server) as cpu:
+            stats = asyncio.run(
+                run_annotators(
+                    f"http://{HOST}:{port}", sessions, args.duration,
+                    think=args.think, double_click=args.double_click, retries=3, seed=args.seed,
+                )
             )
-        )
         elapsed = time.monotonic() - started
     invariants = check_invariants(stats)
     accepted = len(stats.acknowledged)
@@ -86,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         "double_click_duplicates_answered": stats.duplicates_acknowledged,
         "submit_latency": latency_summary(stats.submit_latencies),
         "task_page_latency": latency_summary(stats.task_latencies),
+        "cpu_seconds": cpu.used,
+        "cpu_ms_per_item_cycle": cpu.per_cycle_ms(accepted),
         "errors": dict(stats.errors),
         "retries": stats.retries,
         "annotators_out_of_work": stats.out_of_work,
@@ -98,7 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         f"submit p50 {results['submit_latency']['p50_ms']} ms, p95 {results['submit_latency']['p95_ms']} ms, "
         f"p99 {results['submit_latency']['p99_ms']} ms; task page p50 {results['task_page_latency']['p50_ms']} ms, "
         f"p95 {results['task_page_latency']['p95_ms']} ms; errors {sum(stats.errors.values())}; "
-        f"invariants {'OK' if invariants['ok'] else 'BROKEN'}"
+        f"invariants {'OK' if invariants['ok'] else 'BROKEN'}\n"
+        f"CPU per item cycle: {results['cpu_ms_per_item_cycle']['total']} ms (web workers "
+        f"{results['cpu_ms_per_item_cycle']['web_workers']}, PostgreSQL {results['cpu_ms_per_item_cycle']['postgres']}, "
+        f"simulated annotators {results['cpu_ms_per_item_cycle']['load_generator']}): at most "
+        f"{results['cpu_ms_per_item_cycle']['cycles_per_s_if_cpu_bound']} cycles/s on {os.cpu_count()} cores"
     )
     write_json_out(args.json_out, results)
     log_tail = log_path.read_text(errors="replace")[-2000:]

@@ -90,7 +90,7 @@ def test_stale_or_missing_pages_are_prepared_on_the_first_claim():
     stored = DocumentPage.objects.get(document=document)
     assert stored.version == prepared.VERSION and stored.data == first
     DocumentPage.objects.filter(pk=stored.pk).update(version="older-code", data={})
-    assert prepared.prepared_page(document) == first  # recomputed, not served stale
+    assert prepared.prepared_page(Document.objects.get(pk=document.pk)) == first  # recomputed, not served stale
     assert DocumentPage.objects.get(document=document).version == prepared.VERSION
 
 

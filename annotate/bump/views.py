@@ -118,6 +118,7 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
     }
     return render(request, "annotate/bump/task.html", {
         "campaign": campaign, "data": data, "taxonomy": _is_taxonomy(campaign), "types": bump_taxonomy.REQUESTABLE,
+        "assignment": assignment,
         "example_article": bump_taxonomy.EXAMPLE_ARTICLE, "example_reference": bump_taxonomy.EXAMPLE_REFERENCE,
     })
 

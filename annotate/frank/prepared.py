@@ -144,9 +144,17 @@ def prepare_campaign(campaign: Campaign, *, only_missing: bool = True, progress:
 
 
 def prepared_page(document: Document) -> dict[str, Any]:
-    """The stored page of ``document``, prepared now if missing or computed by other code."""
+    """The stored page of ``document``, prepared now if missing or computed by other code.
+
+    Kept on the instance: a claim builds the layout and then the page from the same document object.
+    """
+    memo = getattr(document, "_prepared_page", None)
+    if memo is not None:
+        return memo
     stored = DocumentPage.objects.filter(document_id=document.pk).values_list("version", "data").first()
     if stored is not None and stored[0] == VERSION:
+        document._prepared_page = stored[1]
         return stored[1]
     prepare_documents([document], entity_pools=False)
-    return DocumentPage.objects.values_list("data", flat=True).get(document_id=document.pk)
+    document._prepared_page = DocumentPage.objects.values_list("data", flat=True).get(document_id=document.pk)
+    return document._prepared_page

@@ -53,7 +53,6 @@ from annotate.services.errors import (
 )
 from annotate.services.participation import (
     block_participation,
-    get_participation,
     require_eligible,
 )
 
@@ -279,16 +278,14 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict
     from annotate.services.assignments import lock_worker_assignment
 
     with transaction.atomic():
-        _, assignment = lock_worker_assignment(assignment_id, worker)
+        participation, assignment = lock_worker_assignment(assignment_id, worker)
         entity = assignment.layout.get("entity")
         if entity is None:
             return {"correct": True, "blocked_reason": None}
         if assignment.entity_correct is not None:
-            participation = get_participation(worker, assignment.item.campaign)
             return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None}
         if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
             raise AssignmentClosed("This task is closed; reload the page to get a new one.")
-        participation = get_participation(worker, assignment.item.campaign)
         require_eligible(participation)
         if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
             raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
@@ -360,12 +357,13 @@ class FrankProtocol(Protocol):
                 judgement.lead_time_seconds = round(judgement.lead_time_seconds * scale, 3)
         SentenceJudgement.objects.bulk_create(judgements)
         traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])
-        correct = 0
+        answers = []
         for trap_id, factual, categories in trap_rows:
             trap = traps[trap_id]
             ok = trap_answer_correct(trap.expected_factual, trap.expected_category, factual, categories)
-            correct += ok
-            TrapAnswer.objects.create(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok)
+            answers.append(TrapAnswer(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok))
+        TrapAnswer.objects.bulk_create(answers)
+        correct = sum(a.correct for a in answers)
         campaign = assignment.item.campaign
         answered = len(judgements) + len(trap_rows)
         # The too-fast flag uses the server's clock only (a client can report any times it likes).

@@ -187,7 +187,9 @@ def qualification(request: HttpRequest, slug: str) -> HttpResponse:
 
 # ---------------------------------------------------------------- task
 
-def _render_task(request: HttpRequest, campaign: Campaign, data: dict, *, preview: bool, submission_key: str = "") -> HttpResponse:
+def _render_task(
+    request: HttpRequest, campaign: Campaign, data: dict, *, preview: bool, submission_key: str = "", assignment: Assignment | None = None,
+) -> HttpResponse:
     data = {
         **data,
         "preview": preview,
@@ -198,7 +200,9 @@ def _render_task(request: HttpRequest, campaign: Campaign, data: dict, *, previe
             "done": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1",
         },
     }
-    return render(request, "annotate/frank/task.html", {"campaign": campaign, "data": data, "categories": CATEGORIES, "preview": preview})
+    return render(request, "annotate/frank/task.html", {
+        "campaign": campaign, "data": data, "categories": CATEGORIES, "preview": preview, "assignment": assignment,
+    })
 
 
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
@@ -224,7 +228,7 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
     if response is not None:
         return response
     data = task_page_data(assignment, campaign.relevant_sentences_k)
-    return _render_task(request, campaign, data, preview=False, submission_key=uuid.uuid4().hex)
+    return _render_task(request, campaign, data, preview=False, submission_key=uuid.uuid4().hex, assignment=assignment)
 
 
 @login_required

@@ -89,12 +89,13 @@ def _candidate_items(worker: Worker, campaign: Campaign):
     )
 
 
-def request_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
+def request_assignment(worker: Worker, campaign: Campaign, participation: Participation | None = None) -> Assignment | None:
     """Give the worker their unfinished assignment, or claim a new item for them; None when no work is left.
 
-    Raises ``NotEligible`` when the worker may not work on the campaign now.
+    Raises ``NotEligible`` when the worker may not work on the campaign now. ``participation``: the
+    worker's in this campaign when the caller has it already.
     """
-    participation = get_participation(worker, campaign)
+    participation = participation or get_participation(worker, campaign)
     problem = eligibility_problem(participation)
     if problem:
         raise NotEligible(problem)
@@ -148,7 +149,12 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
     """Assign the item to the worker under its row lock, or None when it is full or already theirs."""
     try:
         with transaction.atomic():
-            item = Item.objects.select_for_update().get(pk=item_id)
+            # The document comes along (without its long texts: the prepared page has what the layout needs).
+            item = (
+                Item.objects.select_for_update(of=("self",)).select_related("document")
+                .defer("document__text", "document__sentences", "document__entities").get(pk=item_id)
+            )
+            item.campaign = campaign
             # The real count under the lock decides; the stored count only found the candidate.
             live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
             if live >= campaign.redundancy:
@@ -195,6 +201,7 @@ def lock_worker_assignment(assignment_id: int, worker: Worker) -> tuple[Particip
         worker=worker, campaign_id=owner["item__campaign_id"]
     )[0]
     assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").get(pk=assignment_id)
+    participation.worker, participation.campaign = worker, assignment.item.campaign
     return participation, assignment
 
 

@@ -56,7 +56,7 @@ def _add_entry(
 def score_at_submission(assignment: Assignment) -> float | None:
     """The worker's trap score over the answers submitted up to and including ``assignment`` (None before
     any trap): the same whenever it is computed, so a bonus decision never changes afterwards."""
-    submitted_at = Assignment.objects.values_list("submitted_at", flat=True).get(pk=assignment.pk)
+    submitted_at = assignment.submitted_at or Assignment.objects.values_list("submitted_at", flat=True).get(pk=assignment.pk)
     counts = TrapAnswer.objects.filter(
         assignment__worker_id=assignment.worker_id, assignment__item__campaign_id=assignment.item.campaign_id,
         assignment__status=AssignmentStatus.SUBMITTED, assignment__submitted_at__lte=submitted_at,
@@ -139,7 +139,8 @@ def ledger_totals(campaign: Campaign | None = None) -> QuerySet:
     ).order_by("worker_id")
 
 
-def worker_total(worker: Worker, campaign: Campaign | None = None) -> Decimal:
+def worker_total(worker: Worker | int, campaign: Campaign | None = None) -> Decimal:
+    """What the ledger owes ``worker`` (a worker or its id), in ``campaign`` or in all campaigns."""
     entries = BonusEntry.objects.filter(worker=worker)
     if campaign is not None:
         entries = entries.filter(campaign=campaign)

@@ -27,6 +27,8 @@ from .live_counts import close_assignments
 
 def get_participation(worker: Worker, campaign: Campaign) -> Participation:
     participation, _ = Participation.objects.get_or_create(worker=worker, campaign=campaign)
+    # The caller's objects, so that eligibility checks read them instead of loading them again.
+    participation.worker, participation.campaign = worker, campaign
     return participation
 
 

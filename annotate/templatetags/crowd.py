@@ -22,11 +22,17 @@ register = template.Library()
 def worker_rules(context: template.Context, campaign: Campaign, preview: bool = False) -> dict[str, Any]:
     request = context.get("request")
     user = getattr(request, "user", None)
-    worker = Worker.objects.filter(user=user).first() if user is not None and user.is_authenticated else None
-    assignment = current_assignment(worker, campaign) if worker is not None and not preview else None
+    # The task views pass the assignment they show (its worker with it): no query to find them again.
+    assignment = None if preview else context.get("assignment")
+    if assignment is not None:
+        worker_id = assignment.worker_id
+    else:
+        worker = Worker.objects.filter(user=user).first() if user is not None and user.is_authenticated else None
+        worker_id = worker.pk if worker is not None else None
+        assignment = current_assignment(worker, campaign) if worker is not None and not preview else None
     return {
         "campaign": campaign,
-        "owed": worker_total(worker, campaign) if worker is not None else Decimal("0.00"),
+        "owed": worker_total(worker_id, campaign) if worker_id is not None else Decimal("0.00"),
         "traps": not campaign.is_bump and campaign.trap_rate > 0,
         "entity_check": not campaign.is_bump and campaign.entity_check_enabled,
         "heartbeat_url": reverse("annotate:assignment-heartbeat", args=[campaign.slug, assignment.pk]) if assignment else "",

@@ -92,11 +92,12 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
     """
     worker = worker_for_user(request.user)
     arrival = crowd_context(request, campaign)
-    hit_full = _mturk_assignment_full(get_participation(worker, campaign), arrival)
+    participation = get_participation(worker, campaign)
+    hit_full = _mturk_assignment_full(participation, arrival)
     if hit_full is not None:
         return None, hit_full
     try:
-        assignment = request_assignment(worker, campaign)
+        assignment = request_assignment(worker, campaign, participation)
     except WorkflowError:
         return None, redirect("annotate:campaign", campaign.slug)
     if assignment is None:
