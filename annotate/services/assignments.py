@@ -120,10 +120,20 @@ def request_assignment(worker: Worker, campaign: Campaign, participation: Partic
             ordered = _ordered_candidates(worker, campaign)
             if not ordered:
                 return None
+            # Items another request is claiming right now are skipped, not waited for: concurrent claims
+            # spread over the window instead of queueing on its first row. Only when every other candidate
+            # is full are those items tried again, waiting for their lock.
+            busy = []
             for candidate in ordered:
-                assignment = _claim_item(candidate.pk, worker, campaign, protocol)
-                if assignment is not None:
-                    return assignment
+                outcome = _claim_item(candidate.pk, worker, campaign, protocol, wait=False)
+                if isinstance(outcome, Assignment):
+                    return outcome
+                if outcome is _BUSY:
+                    busy.append(candidate.pk)
+            for item_id in busy:
+                outcome = _claim_item(item_id, worker, campaign, protocol, wait=True)
+                if isinstance(outcome, Assignment):
+                    return outcome
     return None
 
 
@@ -145,15 +155,21 @@ def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
     return window[:CANDIDATE_WINDOW]
 
 
-def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
-    """Assign the item to the worker under its row lock, or None when it is full or already theirs."""
+_BUSY = object()  # _claim_item: the item's row is locked by another claim (and ``wait`` was False)
+
+
+def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True) -> Assignment | object | None:
+    """Assign the item to the worker under its row lock; None when it is full, gone or already theirs,
+    ``_BUSY`` when another request holds its lock and ``wait`` is False (``SELECT … FOR UPDATE SKIP LOCKED``)."""
     try:
         with transaction.atomic():
             # The document comes along (without its long texts: the prepared page has what the layout needs).
             item = (
-                Item.objects.select_for_update(of=("self",)).select_related("document")
-                .defer("document__text", "document__sentences", "document__entities").get(pk=item_id)
+                Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
+                .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id).first()
             )
+            if item is None:
+                return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
             item.campaign = campaign
             # The real count under the lock decides; the stored count only found the candidate.
             live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
