@@ -36,9 +36,9 @@ def purge_import_uploads() -> int:
 
 @shared_task(name="annotate.expire_stale_assignments", ignore_result=True)
 def expire_stale_assignments() -> int:
-    """Beat: free the slots of assignments past their deadline in every running campaign."""
+    """Beat: free the slots of assignments past their deadline, or whose page stopped reporting, in every running campaign."""
     from annotate.models import Campaign, CampaignStatus
-    from annotate.services.assignments import expire_stale_assignments as expire
+    from annotate.services.assignments import free_abandoned_slots as expire
 
     return sum(expire(campaign) for campaign in Campaign.objects.filter(status=CampaignStatus.RUNNING))
 

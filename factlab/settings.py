@@ -80,6 +80,9 @@ INSTALLED_APPS = [
     "metrics_service",
 ]
 
+# Sessions signed in before the worker-aware backend keep working through the plain model backend.
+AUTHENTICATION_BACKENDS = ["annotate.auth_backend.WorkerAwareBackend", "django.contrib.auth.backends.ModelBackend"]
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

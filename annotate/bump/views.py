@@ -137,7 +137,7 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> JsonResponse:
         key = body.get("submission_key") or ""
         if not isinstance(key, str):
             raise InvalidSubmission("submission_key must be a string")
-        outcome = submit_assignment(assignment_id, worker_for_user(request.user), body, submission_key=key)
+        outcome = submit_assignment(assignment_id, worker_for_user(request.user), body, submission_key=key, campaign=campaign)
     except WorkflowError as exc:
         return JsonResponse(exc.as_dict(), status=exc.status_code)
     return JsonResponse({

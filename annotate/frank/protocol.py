@@ -268,7 +268,7 @@ def _task_page_data_from_database(assignment: Assignment, relevant_k: int) -> di
 
 # ---------------------------------------------------------------- services
 
-def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict[str, Any]:
+def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:
     """Check the worker's answer to "Which of the following was NOT mentioned in the article?".
 
     A wrong answer blocks the worker from the campaign now (their assignment is released). Answering
@@ -278,7 +278,7 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any) -> dict
     from annotate.services.assignments import lock_worker_assignment
 
     with transaction.atomic():
-        participation, assignment = lock_worker_assignment(assignment_id, worker)
+        participation, assignment = lock_worker_assignment(assignment_id, worker, campaign)
         entity = assignment.layout.get("entity")
         if entity is None:
             return {"correct": True, "blocked_reason": None}
@@ -369,12 +369,7 @@ class FrankProtocol(Protocol):
         # The too-fast flag uses the server's clock only (a client can report any times it likes).
         per_sentence = elapsed / max(answered, 1)
         assignment.too_fast = per_sentence < campaign.min_seconds_per_sentence
-        if assignment.too_fast:
-            # The participation is locked by the submit service; this counter feeds the fast-worker flag.
-            Participation.objects.filter(worker_id=assignment.worker_id, campaign_id=campaign.pk).update(
-                too_fast_items=F("too_fast_items") + 1
-            )
         return SubmissionResult(
-            stored_rows=len(judgements), traps_correct=correct, traps_total=len(trap_rows),
+            stored_rows=len(judgements), traps_correct=correct, traps_total=len(trap_rows), too_fast=assignment.too_fast,
             extra={"seconds_per_sentence": round(per_sentence, 2)},
         )

@@ -234,9 +234,9 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def entity_answer(request: HttpRequest, slug: str, assignment_id: int) -> JsonResponse:
-    _campaign(slug)
+    campaign = _campaign(slug)
     try:
-        outcome = check_entity_answer(assignment_id, worker_for_user(request.user), _json_body(request).get("choice"))
+        outcome = check_entity_answer(assignment_id, worker_for_user(request.user), _json_body(request).get("choice"), campaign)
     except WorkflowError as exc:
         return _error(exc)
     return JsonResponse({
@@ -256,7 +256,7 @@ def submit(request: HttpRequest, slug: str, assignment_id: int) -> JsonResponse:
         key = body.get("submission_key") or ""
         if not isinstance(key, str):
             raise InvalidSubmission("submission_key must be a string")
-        outcome = submit_assignment(assignment_id, worker_for_user(request.user), body, submission_key=key)
+        outcome = submit_assignment(assignment_id, worker_for_user(request.user), body, submission_key=key, campaign=campaign)
     except WorkflowError as exc:
         return _error(exc)
     return JsonResponse({

@@ -17,6 +17,8 @@ class SubmissionResult:
     #: Trap answers seen in this submission: (correct count, total count), added to the participation.
     traps_correct: int = 0
     traps_total: int = 0
+    #: The item was answered faster than the campaign's minimum time per sentence (counted on the participation).
+    too_fast: bool = False
     #: Summary ids created by the submission (BUMP edits), for automatic scoring.
     new_summary_ids: list[int] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)

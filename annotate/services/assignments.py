@@ -43,6 +43,20 @@ CANDIDATE_ROUNDS = 4
 BUMP_WINDOW_FACTOR = 4
 
 
+def _unattended(campaign: Campaign) -> Q:
+    cutoff = timezone.now() - timedelta(minutes=campaign.unattended_release_minutes)
+    return Q(last_seen_at__isnull=True, created_at__lt=cutoff) | Q(last_seen_at__lt=cutoff)
+
+
+def free_abandoned_slots(campaign: Campaign) -> int:
+    """Expire the campaign's active assignments past their deadline or unattended (see below), in one
+    query when there are none (most calls); returns how many were expired."""
+    active = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE)
+    if not active.filter(Q(expires_at__lt=timezone.now()) | _unattended(campaign)).exists():
+        return 0
+    return expire_stale_assignments(campaign) + release_unattended_assignments(campaign)
+
+
 def expire_stale_assignments(campaign: Campaign) -> int:
     """Mark active assignments past their deadline as expired, freeing their slot. Returns how many."""
     stale = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__lt=timezone.now())
@@ -55,10 +69,7 @@ def expire_stale_assignments(campaign: Campaign) -> int:
 def release_unattended_assignments(campaign: Campaign) -> int:
     """Expire active assignments whose page never sent a heartbeat, or stopped sending them, for
     ``campaign.unattended_release_minutes``: claimed-and-abandoned slots (hoarding) go back to others."""
-    cutoff = timezone.now() - timedelta(minutes=campaign.unattended_release_minutes)
-    unattended = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE).filter(
-        Q(last_seen_at__isnull=True, created_at__lt=cutoff) | Q(last_seen_at__lt=cutoff)
-    )
+    unattended = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.ACTIVE).filter(_unattended(campaign))
     if not unattended.exists():
         return 0
     # Through close_assignments, so the items' stored live counts free the slots too.
@@ -99,12 +110,7 @@ def request_assignment(worker: Worker, campaign: Campaign, participation: Partic
     problem = eligibility_problem(participation)
     if problem:
         raise NotEligible(problem)
-    expire_stale_assignments(campaign)
-    release_unattended_assignments(campaign)
-    existing = current_assignment(worker, campaign)
-    if existing is not None:
-        return existing
-
+    free_abandoned_slots(campaign)
     protocol = protocol_for(campaign.kind)
     with transaction.atomic():
         # One claim at a time per worker and campaign (the participation row lock): requests from several
@@ -202,21 +208,31 @@ def release_assignment(assignment: Assignment) -> None:
     close_assignments(Assignment.objects.filter(pk=assignment.pk), AssignmentStatus.RELEASED)
 
 
-def lock_worker_assignment(assignment_id: int, worker: Worker) -> tuple[Participation, Assignment]:
+def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaign | None = None) -> tuple[Participation, Assignment]:
     """Lock the worker's participation, then their assignment (call inside a transaction).
 
     Every writer takes these locks in this one order (participation, then assignment or item), as claiming
     and blocking do, so concurrent submits, claims and blocks queue up instead of deadlocking. Raises
-    ``NotYourAssignment`` (404) for a missing assignment and for someone else's alike.
+    ``NotYourAssignment`` (404) for a missing assignment, for someone else's and for one of another
+    campaign than ``campaign`` (the page's) alike, so ids cannot be probed.
     """
-    owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
-    if owner is None or owner["worker_id"] != worker.pk:
-        # One answer for "missing" and "someone else's", so ids cannot be probed.
-        raise NotYourAssignment("You have no task with this id; your answers were not stored.")
-    participation = Participation.objects.select_for_update().get_or_create(
-        worker=worker, campaign_id=owner["item__campaign_id"]
-    )[0]
-    assignment = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign").get(pk=assignment_id)
+    missing = NotYourAssignment("You have no task with this id; your answers were not stored.")
+    if campaign is None:
+        owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
+        if owner is None or owner["worker_id"] != worker.pk:
+            raise missing
+        campaign_id = owner["item__campaign_id"]
+    else:
+        campaign_id = campaign.pk
+    participation = Participation.objects.select_for_update().filter(worker=worker, campaign_id=campaign_id).first()
+    if participation is None:  # no participation: no assignment of this worker in that campaign
+        raise missing
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign")
+        .filter(pk=assignment_id, worker=worker, item__campaign_id=campaign_id).first()
+    )
+    if assignment is None:
+        raise missing
     participation.worker, participation.campaign = worker, assignment.item.campaign
     return participation, assignment
 
@@ -230,18 +246,19 @@ class SubmitOutcome:
 
 
 def submit_assignment(
-    assignment_id: int, worker: Worker, payload: dict[str, Any], *, submission_key: str = ""
+    assignment_id: int, worker: Worker, payload: dict[str, Any], *, submission_key: str = "", campaign: Campaign | None = None,
 ) -> SubmitOutcome:
     """Store a worker's answers for an assignment exactly once.
 
     ``submission_key`` is a client-generated key (one per page load): a retried or double-clicked submit
-    with the same key returns the first outcome without storing anything again.
+    with the same key returns the first outcome without storing anything again. ``campaign``: the page's
+    campaign (an assignment of another one is refused like a missing one).
     """
     if not isinstance(payload, dict):
         raise InvalidSubmission("The submission must be a JSON object.")
     submission_key = (submission_key or "")[:64]
     with transaction.atomic():
-        participation, assignment = lock_worker_assignment(assignment_id, worker)
+        participation, assignment = lock_worker_assignment(assignment_id, worker, campaign)
         if assignment.status == AssignmentStatus.SUBMITTED:
             if submission_key and submission_key == assignment.submission_key:
                 return SubmitOutcome(assignment=assignment, result=None, duplicate=True)
@@ -275,7 +292,8 @@ def submit_assignment(
         participation.items_submitted += 1
         participation.trap_correct += result.traps_correct
         participation.trap_total += result.traps_total
-        participation.save(update_fields=["items_submitted", "trap_correct", "trap_total"])
+        participation.too_fast_items += int(result.too_fast)  # feeds the fast-worker flag
+        participation.save(update_fields=["items_submitted", "trap_correct", "trap_total", "too_fast_items"])
         blocked_reason = apply_quality_rules(participation)
         if blocked_reason is None:
             award_submission_pay_and_bonus(participation, assignment)

@@ -75,8 +75,11 @@ CROWD_COOKIE_MAX_AGE = 90 * 24 * 3600
 
 def worker_for_user(user) -> Worker:
     """The worker record of a signed-in user (local accounts get one on their first visit)."""
-    worker, _ = Worker.objects.get_or_create(user=user)
-    return worker
+    try:
+        return user.worker  # loaded with the user by annotate.auth_backend
+    except Worker.DoesNotExist:
+        worker, _ = Worker.objects.get_or_create(user=user)
+        return worker
 
 
 def crowd_context(request: HttpRequest, campaign: Campaign) -> dict[str, str]:
@@ -249,7 +252,7 @@ def crowd_arrival(request: HttpRequest, campaign: Campaign, arrival: Arrival) ->
                 "This study has taken in as many new participants as it accepts per hour. Please try again in an hour."
             ), 3600)
     if user.pk != worker.user_id:
-        login(request, worker.user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, worker.user, backend="annotate.auth_backend.WorkerAwareBackend")
     crowd = request.session.get(CROWD_SESSION_KEY, {})
     crowd[campaign.slug] = {"provider": arrival.provider, **arrival.context}
     request.session[CROWD_SESSION_KEY] = crowd
