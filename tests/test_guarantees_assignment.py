@@ -132,3 +132,76 @@ def test_no_false_out_of_work_when_the_candidate_window_fills_up():
     assert sum(a is None for a in results) == 0
     assert len({a.item_id for a in results}) == 32
     assert over_assigned_items(campaign) == []
+
+
+def test_a_claim_skips_an_item_another_request_is_claiming_and_waits_only_when_nothing_else_is_free():
+    """SKIP LOCKED: while another transaction holds the first item's row, a claim takes the second item at
+    once; with only the locked item left it waits for it rather than saying no work is left."""
+    import threading
+    import time
+
+    from annotate.models import Item
+
+    require_postgresql()
+    from annotate.frank.prepared import prepare_campaign
+
+    campaign = _campaign(items=2, redundancy=1)
+    prepare_campaign(campaign)  # as after an import: the claim itself then does no NLP
+    first, second = list(campaign.items.order_by("position", "id"))
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_first_item():
+        from django.db import connection
+
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=first.pk)
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_first_item)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        assignment = request_assignment(make_worker(), campaign)
+        assert assignment.item_id == second.pk and time.monotonic() - started < 2
+        # Now the only free item is the locked one: the next claim waits for its lock, then gets it.
+        waiter_result: list = []
+        waiter = threading.Thread(target=lambda: waiter_result.append(_claim_and_close(campaign)))
+        waiter.start()
+        time.sleep(0.5)
+        assert waiter.is_alive()  # waiting, not answering "nothing left"
+        release.set()
+        waiter.join(10)
+        assert waiter_result and waiter_result[0] == first.pk
+    finally:
+        release.set()
+        holder.join(10)
+
+
+def _claim_and_close(campaign) -> int | None:
+    from django.db import connection
+
+    try:
+        assignment = request_assignment(make_worker(), campaign)
+        return assignment.item_id if assignment else None
+    finally:
+        connection.close()
+
+
+def test_an_assignment_is_only_submitted_through_its_own_campaign():
+    """The page's campaign must be the assignment's: another campaign's URL answers like a missing id."""
+    from annotate.services.errors import NotYourAssignment
+
+    mine, other = _campaign(items=1, redundancy=1), _campaign(items=1, redundancy=1)
+    worker = make_worker()
+    assignment = request_assignment(worker, mine)
+    request_assignment(worker, other)
+    with pytest.raises(NotYourAssignment):
+        submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="k", campaign=other)
+    assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.ACTIVE
+    outcome = submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="k", campaign=mine)
+    assert outcome.assignment.status == AssignmentStatus.SUBMITTED

@@ -117,3 +117,29 @@ def test_prepare_pages_command(settings):
     assert "0 document(s) prepared" in out.getvalue()
     with pytest.raises(CommandError, match="no campaign with slug 'nope'"):
         call_command("prepare_pages", "--campaign", "nope", "--no-progress")
+
+
+def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
+    """Task page, reading check and submit of a prepared campaign: the query counts the load benchmark's
+    throughput rests on (ORM work is most of a web worker's CPU per cycle), whatever the campaign's size."""
+    campaign = imported_subset(settings)
+    Campaign.objects.filter(pk=campaign.pk).update(trap_rate=0.5, pay_per_item="0.10")
+    worker = make_worker()
+    qualify(worker, campaign)
+    client.force_login(worker.user)
+    counts = []
+    for _ in range(3):
+        with CaptureQueriesContext(connection) as page_queries:
+            page = client.get(reverse("annotate:frank-task", args=[campaign.slug]))
+        data = json.loads(TASK_DATA.search(page.content.decode()).group(1))
+        document_text = Assignment.objects.get(pk=data["assignment"]).item.document.text.lower()
+        choice = next(i for i, option in enumerate(data["entity_options"]) if option.lower() not in document_text)
+        with CaptureQueriesContext(connection) as entity_queries:
+            assert client.post(data["urls"]["entity"], {"choice": choice}, content_type="application/json").json()["correct"]
+        answers = [{"answers": [{"factual": True, "categories": []} for _ in s["sentences"]]} for s in data["summaries"]]
+        with CaptureQueriesContext(connection) as submit_queries:
+            response = client.post(data["urls"]["submit"], {"submission_key": data["submission_key"], "summaries": answers}, content_type="application/json")
+        assert response.status_code == 200 and response.json()["ok"]
+        counts.append((len(page_queries), len(entity_queries), len(submit_queries)))
+    page_n, entity_n, submit_n = (max(c[i] for c in counts) for i in range(3))
+    assert page_n <= 20 and entity_n <= 10 and submit_n <= 22, counts  # submit: + pay and bonus ledger entries
