@@ -141,5 +141,6 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
             response = client.post(data["urls"]["submit"], {"submission_key": data["submission_key"], "summaries": answers}, content_type="application/json")
         assert response.status_code == 200 and response.json()["ok"]
         counts.append((len(page_queries), len(entity_queries), len(submit_queries)))
-    page_n, entity_n, submit_n = (max(c[i] for c in counts) for i in range(3))
+    # The first cycle may run one-off queries of a fresh process (caches of content types and the like).
+    page_n, entity_n, submit_n = (max(c[i] for c in counts[1:]) for i in range(3))
     assert page_n <= 20 and entity_n <= 10 and submit_n <= 22, counts  # submit: + pay and bonus ledger entries
