@@ -200,16 +200,19 @@ def free_port() -> int:
 class Gunicorn:
     """gunicorn (``benchmarks.wsgi_warm``, preloaded, gthread workers) on 127.0.0.1; stopped on exit whatever happens."""
 
-    def __init__(self, env: dict[str, str], *, port: int, workers: int, threads: int, log_path: Path, worker_class: str = "gthread"):
+    def __init__(
+        self, env: dict[str, str], *, port: int, workers: int, threads: int, log_path: Path, worker_class: str = "gthread",
+        keep_alive: int = 2,
+    ):
         self.env, self.port, self.workers, self.threads, self.log_path = env, port, workers, threads, log_path
-        self.worker_class = worker_class
+        self.worker_class, self.keep_alive = worker_class, keep_alive
         self.process: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> Self:
         command = [
             sys.executable, "-m", "gunicorn", "benchmarks.wsgi_warm:application", "--preload", "--bind", f"{HOST}:{self.port}",
             "--workers", str(self.workers), "--worker-class", self.worker_class,
-            *(["--threads", str(self.threads)] if self.worker_class == "gthread" else []),
+            *(["--threads", str(self.threads)] if self.worker_class == "gthread" else []), "--keep-alive", str(self.keep_alive),
             "--timeout", "60", "--graceful-timeout", "5", "--backlog", "2048", "--log-level", "warning",
         ]
         with self.log_path.open("ab") as log:

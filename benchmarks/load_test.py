@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gunicorn-workers", type=int, default=max(2, (os.cpu_count() or 2) * 2), help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread)")
     parser.add_argument("--worker-class", choices=("gthread", "sync"), default="gthread", help="gunicorn worker class")
+    parser.add_argument("--keep-alive", type=int, default=2, help="gunicorn keep-alive seconds (0: a connection per request)")
     parser.add_argument("--redundancy", type=int, default=5, help="annotations per item")
     parser.add_argument("--documents", type=int, default=None, help="use only the first N items (default: all)")
     parser.add_argument("--think", type=float, default=0.2, help="max pause between items, seconds")
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     setup, sessions = prepare_site(env, args, documents=args.documents)
     port = args.port or free_port()
     log_path = Path(tempfile.mkstemp(prefix="factlab-gunicorn-", suffix=".log")[1])
-    with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path, worker_class=args.worker_class) as server:
+    with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path, worker_class=args.worker_class, keep_alive=args.keep_alive) as server:
         started = time.monotonic()
         with CpuMeter(server) as cpu:
             stats = asyncio.run(

@@ -144,3 +144,21 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
     # The first cycle may run one-off queries of a fresh process (caches of content types and the like).
     page_n, entity_n, submit_n = (max(c[i] for c in counts[1:]) for i in range(3))
     assert page_n <= 20 and entity_n <= 10 and submit_n <= 22, counts  # submit: + pay and bonus ledger entries
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_prepares_the_pages_after_an_import_commits(settings):
+    """The import sends ``annotate.prepare_campaign_pages`` once it commits; a Celery worker on Redis
+    prepares every document (nothing runs in the importing process)."""
+    from tests.celery_helpers import CeleryWorker, broker, wait_for
+
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = True
+    with broker(redis_db=7) as url, CeleryWorker(broker_url=url) as worker:
+        import_dataset("frank", [SUBSET], campaign_slug="by-worker", campaign_kind="frank")
+        assert DocumentPage.objects.count() < 20  # the import itself prepared nothing (the job is queued)
+        wait_for(
+            lambda: DocumentPage.objects.filter(document__campaign__slug="by-worker", version=prepared.VERSION).count() == 20,
+            timeout=180, what="the worker to prepare 20 pages", workers=[worker],
+        )
+    assert all("absent" in d.metadata["entity_pool"] for d in Document.objects.filter(campaign__slug="by-worker"))
