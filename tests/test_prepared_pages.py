@@ -15,15 +15,26 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.frank import prepared
-from annotate.frank.protocol import _task_page_data_from_database, build_layout, task_page_data
-from annotate.models import Assignment, Campaign, CampaignStatus, Document, DocumentPage, Trap
+from annotate.frank.protocol import (
+    _task_page_data_from_database,
+    build_layout,
+    task_page_data,
+)
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignStatus,
+    Document,
+    DocumentPage,
+    Trap,
+)
 from annotate.services.imports import import_dataset
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
 
 SUBSET = Path(__file__).resolve().parent.parent / "data" / "frank-subset"
-TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.S)
+TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
 
 
 def imported_subset(settings, slug: str = "prepared") -> Campaign:

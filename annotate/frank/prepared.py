@@ -24,7 +24,7 @@ from django.db import transaction
 from annotate import presentation
 from annotate.frank import page as page_rules
 from annotate.frank import relevance
-from annotate.frank.entities import ENTITY_POOL_KEY, entity_pool, prepare_entity_pools
+from annotate.frank.entities import entity_pool, prepare_entity_pools
 from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
 from annotate.nlp import split_sentences
 
@@ -114,8 +114,7 @@ def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = Tru
     rows = []
     with transaction.atomic():
         for document in documents:
-            if ENTITY_POOL_KEY not in (document.metadata or {}) or "absent" not in document.metadata[ENTITY_POOL_KEY]:
-                entity_pool(document)
+            entity_pool(document)  # stored already after prepare_entity_pools; computed alone otherwise
             _ensure_traps(document, by_document[document.pk])
             summaries = [(s.pk, summary_sentences(s)) for s in task_summaries(by_document[document.pk])]
             article = document.sentences or split_sentences(document.text)

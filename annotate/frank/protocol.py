@@ -19,19 +19,9 @@ from django.utils import timezone
 
 from annotate.frank import content as frank_content
 from annotate.frank import page_cache
-from annotate.frank.entities import (  # noqa: F401 (re-exported)
-    ENTITY_POOL_KEY,
-    entity_pool,
-    entity_question,
-    typed_entities,
-)
+from annotate.frank.entities import entity_question
 from annotate.frank.page import choose_traps, present_page
-from annotate.frank.prepared import (  # noqa: F401
-    prepared_page,
-    similarity_lookup,
-    summary_sentences,
-    task_summaries,
-)
+from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
 from annotate.frank.typology import BY_CODE, CATEGORIES, CODES
 from annotate.models import (
     Assignment,
