@@ -319,7 +319,8 @@ class FrankProtocol(Protocol):
         rows = payload.get("summaries")
         if not isinstance(rows, list) or len(rows) != len(layout["summaries"]):
             raise InvalidSubmission(f"expected answers for {len(layout['summaries'])} summaries")
-        elapsed = max(0.0, (timezone.now() - assignment.created_at).total_seconds())
+        submitted_at = assignment.submitted_at or timezone.now()
+        elapsed = max(0.0, (submitted_at - assignment.created_at).total_seconds())
         judgements: list[SentenceJudgement] = []
         trap_rows: list[tuple[int, bool, list[str]]] = []
         seconds_all: list[float] = []
@@ -344,7 +345,8 @@ class FrankProtocol(Protocol):
         scale = scale_lead_times(seconds_all, elapsed)
         for judgement in judgements:
             if judgement.lead_time_seconds is not None:
-                judgement.lead_time_seconds = round(judgement.lead_time_seconds * scale, 3)
+                # Rounded down to the millisecond, so that scaled times never add up to more than ``elapsed``.
+                judgement.lead_time_seconds = math.floor(judgement.lead_time_seconds * scale * 1000) / 1000
         SentenceJudgement.objects.bulk_create(judgements)
         traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])
         answers = []

@@ -281,10 +281,11 @@ def submit_assignment(
             # Nothing is written here: the refusal rolls back, and expire_stale_assignments frees the slot.
             raise AssignmentClosed("This task expired before it was submitted; your answers were not stored.")
 
+        # Set before the protocol runs so that its server-side elapsed time ends at the stored submission time.
+        assignment.submitted_at = now
         result = protocol_for(campaign.kind).store_submission(assignment, payload)
 
         assignment.status = AssignmentStatus.SUBMITTED
-        assignment.submitted_at = now
         assignment.submission_key = submission_key
         assignment.lead_time_seconds = (now - assignment.created_at).total_seconds()
         assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "entity_correct", "layout"])
