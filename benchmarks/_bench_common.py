@@ -81,6 +81,69 @@ def recreate_database(name: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
+def seed_fingerprint(frank_dir: Path, users: int, redundancy: int, documents: int | None) -> str:
+    """What a seeded database depends on: the data, the seed's parameters and the migrations in the tree."""
+    import hashlib
+
+    digest = hashlib.sha256(f"v2|{Path(frank_dir).resolve()}|{users}|{redundancy}|{documents}".encode())
+    for path in sorted(REPO_ROOT.glob("*/migrations/*.py")) + sorted(Path(frank_dir).glob("*.json")):
+        digest.update(path.name.encode())
+        digest.update(str(path.stat().st_size).encode())
+    return digest.hexdigest()[:16]
+
+
+def _admin_connection():
+    import psycopg
+
+    return psycopg.connect(f"postgresql://postgres@{HOST}:5432/postgres", autocommit=True)
+
+
+def _seed_marker(database: str) -> str | None:
+    """The seed's setup (sessions included) kept in the seeded database, or None when it has none."""
+    import psycopg
+
+    try:
+        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}") as conn:
+            row = conn.execute("SELECT setup FROM bench_seed_marker").fetchone()
+    except psycopg.Error:
+        return None
+    return row[0] if row else None
+
+
+def save_seeded_template(database: str, template: str, fingerprint: str, setup: dict) -> None:
+    """Keep a copy of the freshly seeded database as ``template`` for later runs with ``--reuse-seed``."""
+    import psycopg
+
+    from django.db import connections
+
+    connections.close_all()
+    with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{database}", autocommit=True) as conn:
+        conn.execute("CREATE TABLE bench_seed_marker (fingerprint text, setup text)")
+        conn.execute("INSERT INTO bench_seed_marker VALUES (%s, %s)", (fingerprint, json.dumps(setup)))
+    with _admin_connection() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{template}" TEMPLATE "{database}"')
+
+
+def clone_seeded_template(template: str, database: str, fingerprint: str) -> bool:
+    """Recreate ``database`` as a copy of ``template`` when the template was seeded with the same
+    fingerprint (seconds instead of minutes of import and page preparation); False otherwise."""
+    import psycopg
+
+    assert database.startswith("factlab_bench") and template.startswith("factlab_bench")
+    try:
+        with psycopg.connect(f"postgresql://postgres@{HOST}:5432/{template}") as conn:
+            row = conn.execute("SELECT fingerprint FROM bench_seed_marker").fetchone()
+    except psycopg.Error:
+        return False
+    if not row or row[0] != fingerprint:
+        return False
+    with _admin_connection() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{database}" TEMPLATE "{template}"')
+    return True
+
+
 def flush_redis(db: int) -> None:
     import redis
 
@@ -142,6 +205,11 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--database", default="factlab_bench")
     parser.add_argument("--redis-db", type=int, default=10, help="cache and rate-limit counters")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the results as JSON")
+    parser.add_argument(
+        "--reuse-seed", action="store_true",
+        help="keep the seeded database as <database>_seed and start later runs from a copy of it (same data, "
+             "users, redundancy and migrations): a run starts in seconds instead of minutes",
+    )
 
 
 def prepare_site(env: dict[str, str], args: argparse.Namespace, *, documents: int | None) -> tuple[dict, list[str]]:
@@ -150,10 +218,22 @@ def prepare_site(env: dict[str, str], args: argparse.Namespace, *, documents: in
     Django in this process is pointed at the benchmark database and its connections are closed at the
     end, so the server under test gets the database to itself.
     """
-    recreate_database(args.database)
     flush_redis(args.redis_db)
-    use_env_here(env)
-    setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=documents)
+    fingerprint = seed_fingerprint(args.frank_data, args.users, args.redundancy, documents)
+    template = f"{args.database}_seed"
+    if getattr(args, "reuse_seed", False) and clone_seeded_template(template, args.database, fingerprint):
+        setup = json.loads(_seed_marker(args.database) or "{}")
+        # The sessions were signed with the seeding run's key: the server under test must use it too.
+        env["DJANGO_SECRET_KEY"] = setup.pop("secret_key")
+        use_env_here(env)
+        setup["seed_seconds"] = 0.0
+        setup["reused_seed"] = template
+    else:
+        recreate_database(args.database)
+        use_env_here(env)
+        setup = seed(frank_dir=args.frank_data, users=args.users, redundancy=args.redundancy, documents=documents)
+        if getattr(args, "reuse_seed", False):
+            save_seeded_template(args.database, template, fingerprint, {**setup, "secret_key": env["DJANGO_SECRET_KEY"]})
     sessions = setup.pop("sessions")
     print(f"seeded: {setup}", flush=True)
     from django.db import connections
