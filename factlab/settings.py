@@ -184,6 +184,9 @@ FACTLAB_IMPORT_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_IMPORT_MAX_ATTEMPTS", 
 # After each dataset import a background job prepares what task pages need (FRANK: entity pools, traps,
 # relevance), so that claims do no NLP; "0" leaves it to ``manage.py prepare_pages`` or the first claims.
 FACTLAB_PREPARE_PAGES_AFTER_IMPORT = os.environ.get("FACTLAB_PREPARE_PAGES_AFTER_IMPORT", "1") != "0"
+# Claims look for expired or unattended slots at most this often per campaign and web process while work is
+# left (a claim that finds none always looks; the beat task sweeps every minute). 0: on every claim.
+FACTLAB_SLOT_SWEEP_SECONDS = float(os.environ.get("FACTLAB_SLOT_SWEEP_SECONDS", "5"))
 # Uploaded files are deleted once imported; failed ones are kept this long for inspection.
 FACTLAB_IMPORT_FAILED_RETENTION_HOURS = float(os.environ.get("FACTLAB_IMPORT_FAILED_RETENTION_HOURS", "168"))
 

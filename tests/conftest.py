@@ -59,6 +59,13 @@ def _no_page_preparation_after_import(settings):
 
 
 @pytest.fixture(autouse=True)
+def _claims_sweep_abandoned_slots_every_time(settings):
+    """Claims look for expired and unattended slots on every call, so tests that age an assignment see it
+    freed by the next claim; tests/test_guarantees_assignment.py checks the production throttle."""
+    settings.FACTLAB_SLOT_SWEEP_SECONDS = 0
+
+
+@pytest.fixture(autouse=True)
 def _generous_rate_limits(settings):
     """Many logins and submits from 127.0.0.1 in one minute are normal in tests; tests/test_security.py
     lowers these rates (``override_settings``) where it checks the limits themselves."""

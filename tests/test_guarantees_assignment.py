@@ -113,6 +113,23 @@ def test_expired_assignments_free_their_slot_but_not_for_the_same_worker():
     assert request_assignment(first, campaign) is None
 
 
+def test_claims_look_for_abandoned_slots_now_and_then_but_always_before_saying_no_work_is_left(settings):
+    """With the production throttle a claim skips the sweep while work is left, yet a worker is never
+    told that no work is left while an expired assignment holds the last slot."""
+    settings.FACTLAB_SLOT_SWEEP_SECONDS = 3600
+    campaign = _campaign(items=2, redundancy=1)
+    first, second, third = make_worker(), make_worker(), make_worker()
+    a = request_assignment(first, campaign)  # the campaign's first claim in this process sweeps
+    Assignment.objects.filter(pk=a.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    b = request_assignment(second, campaign)  # work is left: no sweep
+    assert b is not None and b.item_id != a.item_id
+    assert Assignment.objects.get(pk=a.pk).status == AssignmentStatus.ACTIVE
+    c = request_assignment(third, campaign)  # nothing free: the sweep runs at once and frees a's slot
+    assert c is not None and c.item_id == a.item_id
+    assert Assignment.objects.get(pk=a.pk).status == AssignmentStatus.EXPIRED
+    assert request_assignment(make_worker(), campaign) is None
+
+
 def test_database_refuses_a_second_assignment_of_the_same_item_to_a_worker():
     campaign = _campaign(items=1, redundancy=5)
     worker = make_worker()

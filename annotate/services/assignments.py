@@ -14,10 +14,12 @@ Guarantees (tested against PostgreSQL under concurrency):
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
@@ -34,8 +36,8 @@ from annotate.models import (
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
 
 from .bonuses import award_submission_pay_and_bonus
-from .live_counts import close_assignments
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
+from .live_counts import close_assignments
 from .participation import apply_quality_rules, eligibility_problem, get_participation
 
 CANDIDATE_WINDOW = 25
@@ -46,6 +48,22 @@ BUMP_WINDOW_FACTOR = 4
 def _unattended(campaign: Campaign) -> Q:
     cutoff = timezone.now() - timedelta(minutes=campaign.unattended_release_minutes)
     return Q(last_seen_at__isnull=True, created_at__lt=cutoff) | Q(last_seen_at__lt=cutoff)
+
+
+# When each campaign's abandoned slots were last looked for by a claim in this process (time.monotonic()).
+_last_sweep: dict[int, float] = {}
+
+
+def _claim_sweep_due(campaign: Campaign) -> bool:
+    """Whether a claim should look for abandoned slots now: at most once per ``FACTLAB_SLOT_SWEEP_SECONDS``
+    per campaign and process (always when it is 0)."""
+    interval = settings.FACTLAB_SLOT_SWEEP_SECONDS
+    now = time.monotonic()
+    last = _last_sweep.get(campaign.pk)
+    if interval > 0 and last is not None and now - last < interval:
+        return False
+    _last_sweep[campaign.pk] = now
+    return True
 
 
 def free_abandoned_slots(campaign: Campaign) -> int:
@@ -110,7 +128,19 @@ def request_assignment(worker: Worker, campaign: Campaign, participation: Partic
     problem = eligibility_problem(participation)
     if problem:
         raise NotEligible(problem)
-    free_abandoned_slots(campaign)
+    # Abandoned slots are looked for at most every few seconds while there is work to hand out; before
+    # telling a worker that none is left, always (a stale slot may be the last free one).
+    swept = _claim_sweep_due(campaign)
+    if swept:
+        free_abandoned_slots(campaign)
+    assignment = _claim(worker, campaign, participation)
+    if assignment is None and not swept and free_abandoned_slots(campaign) > 0:
+        assignment = _claim(worker, campaign, participation)
+    return assignment
+
+
+def _claim(worker: Worker, campaign: Campaign, participation: Participation) -> Assignment | None:
+    """The worker's live assignment, or a newly claimed item; None when no item has a slot for them."""
     protocol = protocol_for(campaign.kind)
     with transaction.atomic():
         # One claim at a time per worker and campaign (the participation row lock): requests from several
@@ -119,6 +149,12 @@ def request_assignment(worker: Worker, campaign: Campaign, participation: Partic
         existing = current_assignment(worker, campaign)
         if existing is not None:
             return existing
+        if not campaign.is_bump:
+            # Most claims: the query that finds the best free item also locks it, skipping items that
+            # other requests hold, so one statement does the work of a window query and a row lock.
+            claimed = _claim_first_free(worker, campaign, protocol)
+            if claimed is not None:
+                return claimed
         # Under load the whole window can fill up between the query and the row locks (other workers
         # took the last slots); the next query no longer lists those items, so look again, a bounded
         # number of times, rather than telling the worker that no work is left.
@@ -164,37 +200,60 @@ def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
 _BUSY = object()  # _claim_item: the item's row is locked by another claim (and ``wait`` was False)
 
 
+# The document comes along with a claimed item, without its long texts: the prepared page has what the
+# layout needs.
+_DOCUMENT_LONG_FIELDS = ("document__text", "document__sentences", "document__entities")
+
+
+def _claim_first_free(worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
+    """Lock the best candidate no other request holds (``ORDER BY … LIMIT 1 FOR UPDATE SKIP LOCKED``: PostgreSQL
+    re-checks the conditions on the row it locks) and assign it; None when there is none or it is full."""
+    try:
+        with transaction.atomic():
+            item = (
+                _candidate_items(worker, campaign).select_for_update(of=("self",), skip_locked=True)
+                .select_related("document").defer(*_DOCUMENT_LONG_FIELDS).first()
+            )
+            return None if item is None else _assign_locked_item(item, worker, campaign, protocol)
+    except IntegrityError:
+        return None  # the same worker claimed this item from another request at the same moment
+
+
 def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True) -> Assignment | object | None:
     """Assign the item to the worker under its row lock; None when it is full, gone or already theirs,
     ``_BUSY`` when another request holds its lock and ``wait`` is False (``SELECT … FOR UPDATE SKIP LOCKED``)."""
     try:
         with transaction.atomic():
-            # The document comes along (without its long texts: the prepared page has what the layout needs).
             item = (
                 Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
-                .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id).first()
+                .defer(*_DOCUMENT_LONG_FIELDS).filter(pk=item_id).first()
             )
             if item is None:
                 return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
-            item.campaign = campaign
-            # The real count under the lock decides; the stored count only found the candidate.
-            live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
-            if live >= campaign.redundancy:
-                if item.live_count != live:
-                    Item.objects.filter(pk=item.pk).update(live_count=live)
-                return None
-            assignment = Assignment(
-                item=item,
-                worker=worker,
-                expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
-            )
-            protocol.prepare_assignment(assignment)
-            assignment.save()
-            Item.objects.filter(pk=item.pk).update(live_count=live + 1)
-            return assignment
+            return _assign_locked_item(item, worker, campaign, protocol)
     except IntegrityError:
         # The same worker claimed this item from another request at the same moment.
         return None
+
+
+def _assign_locked_item(item: Item, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
+    """Create the worker's assignment of ``item``, whose row the caller has locked; None when it is full."""
+    item.campaign = campaign
+    # The real count under the lock decides; the stored count only found the candidate.
+    live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+    if live >= campaign.redundancy:
+        if item.live_count != live:
+            Item.objects.filter(pk=item.pk).update(live_count=live)
+        return None
+    assignment = Assignment(
+        item=item,
+        worker=worker,
+        expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+    )
+    protocol.prepare_assignment(assignment)
+    assignment.save()
+    Item.objects.filter(pk=item.pk).update(live_count=live + 1)
+    return assignment
 
 
 def record_external_assignment_id(assignment: Assignment, external_id: str) -> None:
