@@ -32,6 +32,20 @@ PASSWORD = "bench-annotator-pass"
 TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
 
 
+def reference_loop_ms(repeat: int = 5) -> float:
+    """Median milliseconds of a fixed pure-Python loop (summing 10 million integers) on one core.
+
+    Printed beside load figures so that runs on different machines can be compared: the load test's
+    throughput is bound by CPU, and this loop took 310 ms on the 2-core machine of the README's figures.
+    """
+    times = []
+    for _ in range(repeat):
+        started = time.process_time()
+        sum(range(10_000_000))
+        times.append(time.process_time() - started)
+    return round(1000 * statistics.median(times), 1)
+
+
 def default_frank_dir() -> Path:
     shared = REPO_ROOT.parent / "shared" / "data" / "frank"
     return shared if (shared / "human_annotations.json").is_file() else REPO_ROOT / "data" / "frank-subset"

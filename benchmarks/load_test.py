@@ -28,6 +28,7 @@ from benchmarks._bench_common import (
     HOST,
     CpuMeter,
     Gunicorn,
+    reference_loop_ms,
     add_common_arguments,
     bench_env,
     check_invariants,
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         "duration_s": round(elapsed, 1),
         "gunicorn": f"{args.gunicorn_workers} {args.worker_class} workers" + (f" x {args.threads} threads" if args.worker_class == "gthread" else ""),
         "cpus": os.cpu_count(),
+        "reference_loop_ms": reference_loop_ms(),
         "setup": setup,
         "logged_in": stats.logged_in,
         "submissions": accepted,
@@ -108,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         f"CPU per item cycle: {results['cpu_ms_per_item_cycle']['total']} ms (web workers "
         f"{results['cpu_ms_per_item_cycle']['web_workers']}, PostgreSQL {results['cpu_ms_per_item_cycle']['postgres']}, "
         f"simulated annotators {results['cpu_ms_per_item_cycle']['load_generator']}): at most "
-        f"{results['cpu_ms_per_item_cycle']['cycles_per_s_if_cpu_bound']} cycles/s on {os.cpu_count()} cores"
+        f"{results['cpu_ms_per_item_cycle']['cycles_per_s_if_cpu_bound']} cycles/s on {os.cpu_count()} cores; "
+        f"machine speed: reference loop {results['reference_loop_ms']} ms (benchmarks._bench_common.reference_loop_ms)"
     )
     write_json_out(args.json_out, results)
     log_tail = log_path.read_text(errors="replace")[-2000:]
