@@ -36,7 +36,8 @@ def reference_loop_ms(repeat: int = 5) -> float:
     """Median milliseconds of a fixed pure-Python loop (summing 10 million integers) on one core.
 
     Printed beside load figures so that runs on different machines can be compared: the load test's
-    throughput is bound by CPU, and this loop took 310 ms on the 2-core machine of the README's figures.
+    throughput is bound by CPU, and this loop took 157-313 ms (median about 180) on the 2-core machine
+    of the README's load figures.
     """
     times = []
     for _ in range(repeat):
