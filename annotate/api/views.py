@@ -6,6 +6,7 @@ among those the caller may read (404 otherwise). Annotators are refused everywhe
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 from django.db.models import Count, DecimalField, OuterRef, Q, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
@@ -36,7 +37,6 @@ from annotate.frank.exporter import (
     stream_json_array,
 )
 from annotate.exporters.formats import format_misfit
-from annotate.exporters.parquet import Table, row_schema, stream_parquet_zip
 from annotate.exporters.tabular import (
     ROW_KINDS,
     ExportFilters,
@@ -92,6 +92,9 @@ from .services import (
 
 SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="Campaign slug.")
 MULTIPART_SLACK_BYTES = 64 * 1024  # multipart headers around the file
+
+if TYPE_CHECKING:
+    from annotate.exporters.parquet import Table
 
 
 def _flag(request, name: str) -> bool:
@@ -552,6 +555,9 @@ class ExportView(CampaignScoped, APIView):
         if misfit:
             return Response({"format": [misfit]}, status=status.HTTP_400_BAD_REQUEST)
         if fmt == "parquet":
+            # Imported here: pyarrow is loaded only for Parquet exports, not at every start.
+            from annotate.exporters.parquet import stream_parquet_zip
+
             tables = _parquet_tables(campaign, export_filters, kinds=options.get("rows") or ROW_KINDS, reveal=reveal, admin=admin)
             chunks = stream_parquet_zip(campaign, tables, license_id=options.get("license"))
             return self._stream(chunks, "application/zip", f"{campaign.slug}-parquet.zip")
@@ -579,6 +585,8 @@ class ExportView(CampaignScoped, APIView):
 
 def _parquet_tables(campaign: Campaign, export_filters: ExportFilters, *, kinds, reveal: bool, admin: bool) -> list[Table]:
     """The row tables of the jsonl/csv export, plus the protocol's own table (FRANK summary scores, BUMP pairs)."""
+    from annotate.exporters.parquet import Table, row_schema
+
     descriptions = {
         "judgements": "one row per sentence judgement", "edits": "one row per BUMP edit (collected or imported pair)",
         "scores": "one row per metric score",
