@@ -98,7 +98,7 @@ def recreate_database(name: str) -> None:
 
 
 def seed_fingerprint(frank_dir: Path, users: int, redundancy: int, documents: int | None) -> str:
-    """What a seeded database depends on: the data, the seed's parameters and the migrations in the tree."""
+    """What a seeded database depends on: the data, the seed's parameters, the migrations and the app's code."""
     import hashlib
 
     digest = hashlib.sha256(f"{Path(frank_dir).resolve()}|{users}|{redundancy}|{documents}".encode())
@@ -106,6 +106,10 @@ def seed_fingerprint(frank_dir: Path, users: int, redundancy: int, documents: in
     for path in sorted(REPO_ROOT.glob("*/migrations/*.py")) + sorted(Path(frank_dir).glob("*.json")):
         digest.update(path.name.encode())
         digest.update(str(path.stat().st_size).encode())
+    # The prepared pages in the seed are stale once the code behind them changes (annotate.frank.prepared
+    # hashes its sources): any change to the app's code makes a new seed.
+    for path in sorted(REPO_ROOT.glob("annotate/**/*.py")):
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 

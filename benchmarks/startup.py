@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ["torch", "transformers", "spacy", "matplotlib", "sklearn", "pandas", "scipy", "statsmodels"]
+HEAVY = ["torch", "transformers", "spacy", "matplotlib", "sklearn", "pandas", "scipy", "statsmodels", "pyarrow", "sacremoses"]
 COMMANDS = [["check"], ["help", "import_dataset"], ["showmigrations", "annotate"]]
 
 
@@ -39,6 +39,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
+    if not os.environ.get("DJANGO_SECRET_KEY"):
+        os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: they need no secret key
     python = sys.executable
     rows = [("baseline: django.setup() only", [python, "-c", "import django; django.setup()"])]
     rows += [(f"manage.py {' '.join(c)}", [python, "manage.py", *c]) for c in COMMANDS]
