@@ -149,12 +149,6 @@ def _claim(worker: Worker, campaign: Campaign, participation: Participation) -> 
         existing = current_assignment(worker, campaign)
         if existing is not None:
             return existing
-        if not campaign.is_bump:
-            # Most claims: the query that finds the best free item also locks it, skipping items that
-            # other requests hold, so one statement does the work of a window query and a row lock.
-            claimed = _claim_first_free(worker, campaign, protocol)
-            if claimed is not None:
-                return claimed
         # Under load the whole window can fill up between the query and the row locks (other workers
         # took the last slots); the next query no longer lists those items, so look again, a bounded
         # number of times, rather than telling the worker that no work is left.
@@ -205,20 +199,6 @@ _BUSY = object()  # _claim_item: the item's row is locked by another claim (and 
 _DOCUMENT_LONG_FIELDS = ("document__text", "document__sentences", "document__entities")
 
 
-def _claim_first_free(worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
-    """Lock the best candidate no other request holds (``ORDER BY … LIMIT 1 FOR UPDATE SKIP LOCKED``: PostgreSQL
-    re-checks the conditions on the row it locks) and assign it; None when there is none or it is full."""
-    try:
-        with transaction.atomic():
-            item = (
-                _candidate_items(worker, campaign).select_for_update(of=("self",), skip_locked=True)
-                .select_related("document").defer(*_DOCUMENT_LONG_FIELDS).first()
-            )
-            return None if item is None else _assign_locked_item(item, worker, campaign, protocol)
-    except IntegrityError:
-        return None  # the same worker claimed this item from another request at the same moment
-
-
 def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True) -> Assignment | object | None:
     """Assign the item to the worker under its row lock; None when it is full, gone or already theirs,
     ``_BUSY`` when another request holds its lock and ``wait`` is False (``SELECT … FOR UPDATE SKIP LOCKED``)."""
@@ -230,21 +210,37 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
             )
             if item is None:
                 return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
-            return _assign_locked_item(item, worker, campaign, protocol)
+            outcome = _assign_locked_item(item, worker, campaign, protocol)
+            if outcome is _FULL:
+                raise _ReleaseRowLock
+            return outcome
+    except _ReleaseRowLock:
+        # Rolled back to the savepoint, which releases the full item's row lock: a claim never holds a
+        # lock on one item while it waits for another's (two claims doing so in turn would deadlock).
+        return None
     except IntegrityError:
         # The same worker claimed this item from another request at the same moment.
         return None
 
 
-def _assign_locked_item(item: Item, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | None:
-    """Create the worker's assignment of ``item``, whose row the caller has locked; None when it is full."""
+class _ReleaseRowLock(Exception):
+    """Raised inside a claim's savepoint to roll it back (and so release the row lock taken in it)."""
+
+
+_FULL = object()  # _assign_locked_item: the item is full and nothing was written
+
+
+def _assign_locked_item(item: Item, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | object | None:
+    """Create the worker's assignment of ``item``, whose row the caller has locked; ``_FULL`` when it is full
+    (nothing written), None when it is full and its stored live count was corrected."""
     item.campaign = campaign
     # The real count under the lock decides; the stored count only found the candidate.
     live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
     if live >= campaign.redundancy:
         if item.live_count != live:
             Item.objects.filter(pk=item.pk).update(live_count=live)
-        return None
+            return None
+        return _FULL
     assignment = Assignment(
         item=item,
         worker=worker,
