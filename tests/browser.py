@@ -33,11 +33,16 @@ def browser():
         instance.close()
 
 
+# Waits (selectors, navigations) give up after this long: generous, because a full run shares 2 cores between
+# pytest, the live server, PostgreSQL and Chromium; a passing test never waits for it.
+BROWSER_TIMEOUT_MS = 30_000
+
+
 @pytest.fixture
 def browser_page(browser) -> Iterator:
     """A fresh browser context (own cookies and localStorage) and page, 1280x900; closed after the test."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(BROWSER_TIMEOUT_MS)
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -53,7 +58,7 @@ def new_page(browser):
 
     def make():
         context = browser.new_context(viewport={"width": 1280, "height": 900})
-        context.set_default_timeout(10_000)
+        context.set_default_timeout(BROWSER_TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()
         page.js_errors = []
