@@ -90,9 +90,7 @@ def use_env_here(env: dict[str, str]) -> None:
 def recreate_database(name: str) -> None:
     """Drop and create the benchmark database (never the project's or the tests' one)."""
     assert name.startswith("factlab_bench"), "the benchmark only ever recreates factlab_bench* databases"
-    import psycopg
-
-    with psycopg.connect(f"postgresql://postgres@{HOST}:5432/postgres", autocommit=True) as conn:
+    with _admin_connection() as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
 

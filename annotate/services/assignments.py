@@ -194,29 +194,38 @@ def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
 _BUSY = object()  # _claim_item: the item's row is locked by another claim (and ``wait`` was False)
 
 
-# The document comes along with a claimed item, without its long texts: the prepared page has what the
-# layout needs.
-_DOCUMENT_LONG_FIELDS = ("document__text", "document__sentences", "document__entities")
-
-
 def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True) -> Assignment | object | None:
     """Assign the item to the worker under its row lock; None when it is full, gone or already theirs,
     ``_BUSY`` when another request holds its lock and ``wait`` is False (``SELECT … FOR UPDATE SKIP LOCKED``)."""
     try:
         with transaction.atomic():
+            # The document comes along (without its long texts: the prepared page has what the layout needs).
             item = (
                 Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
-                .defer(*_DOCUMENT_LONG_FIELDS).filter(pk=item_id).first()
+                .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id).first()
             )
             if item is None:
                 return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
-            outcome = _assign_locked_item(item, worker, campaign, protocol)
-            if outcome is _FULL:
-                raise _ReleaseRowLock
-            return outcome
+            item.campaign = campaign
+            # The real count under the lock decides; the stored count only found the candidate.
+            live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+            if live >= campaign.redundancy:
+                if item.live_count == live:
+                    raise _ReleaseRowLock
+                Item.objects.filter(pk=item.pk).update(live_count=live)
+                return None
+            assignment = Assignment(
+                item=item,
+                worker=worker,
+                expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+            )
+            protocol.prepare_assignment(assignment)
+            assignment.save()
+            Item.objects.filter(pk=item.pk).update(live_count=live + 1)
+            return assignment
     except _ReleaseRowLock:
-        # Rolled back to the savepoint, which releases the full item's row lock: a claim never holds a
-        # lock on one item while it waits for another's (two claims doing so in turn would deadlock).
+        # Full, nothing written: rolling back to the savepoint releases the item's row lock, so a claim never
+        # holds a lock on one item while it waits for another's (two claims doing so in turn would deadlock).
         return None
     except IntegrityError:
         # The same worker claimed this item from another request at the same moment.
@@ -225,31 +234,6 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
 
 class _ReleaseRowLock(Exception):
     """Raised inside a claim's savepoint to roll it back (and so release the row lock taken in it)."""
-
-
-_FULL = object()  # _assign_locked_item: the item is full and nothing was written
-
-
-def _assign_locked_item(item: Item, worker: Worker, campaign: Campaign, protocol: Protocol) -> Assignment | object | None:
-    """Create the worker's assignment of ``item``, whose row the caller has locked; ``_FULL`` when it is full
-    (nothing written), None when it is full and its stored live count was corrected."""
-    item.campaign = campaign
-    # The real count under the lock decides; the stored count only found the candidate.
-    live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
-    if live >= campaign.redundancy:
-        if item.live_count != live:
-            Item.objects.filter(pk=item.pk).update(live_count=live)
-            return None
-        return _FULL
-    assignment = Assignment(
-        item=item,
-        worker=worker,
-        expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
-    )
-    protocol.prepare_assignment(assignment)
-    assignment.save()
-    Item.objects.filter(pk=item.pk).update(live_count=live + 1)
-    return assignment
 
 
 def record_external_assignment_id(assignment: Assignment, external_id: str) -> None:
