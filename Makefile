@@ -8,7 +8,7 @@ PORT ?= 8000
 FRANK_DATA ?= $(if $(wildcard ../shared/data/frank/human_annotations.json),../shared/data/frank,data/frank-subset)
 PYTEST_ARGS ?=
 
-.PHONY: install install-dev browser demo serve test lint clean
+.PHONY: install install-dev browser services demo serve test lint clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -28,21 +28,26 @@ browser:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; fi; }
 
-# Command 1: install, migrate, import FRANK and the BUMP samples into demo campaigns, create demo users, serve the site.
+# Command 1: install, migrate, import FRANK into a demo campaign, create demo users, then serve the site with a
+# Celery worker and beat on kombu's embedded filesystem broker (no Redis; see scripts/demo.sh). Page preparation
+# and the BUMP demo continue in the background.
 demo: install
-	DJANGO_DEBUG=1 $(PY) manage.py migrate --noinput
-	DJANGO_DEBUG=1 $(PY) manage.py setup_demo --frank-data $(FRANK_DATA)
-	DJANGO_DEBUG=1 $(PY) manage.py setup_bump_demo
-	@echo "FactLab runs on http://$(HOST):$(PORT)/  (admin: demo-admin / factlab-admin, annotator: demo-annotator / factlab-annotator, BUMP reviewer: demo-reviewer / factlab-reviewer)"
-	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	PY=$(PY) HOST=$(HOST) PORT=$(PORT) FRANK_DATA=$(FRANK_DATA) scripts/demo.sh
 
 serve:
 	DJANGO_DEBUG=1 $(PY) manage.py runserver $(HOST):$(PORT)
 
-# Command 2: install everything and run the whole suite (PostgreSQL and Redis when they answer on 127.0.0.1).
-test: install-dev browser
+# PostgreSQL and Redis on 127.0.0.1 for the suite: installed and started with apt-get when missing (root or
+# sudo), else make test stops at once with one line naming what is missing (scripts/ensure_services.sh).
+services:
+	@PYTHON=$(PY) scripts/ensure_services.sh
+
+# Command 2: install everything, make sure PostgreSQL and Redis answer, and run the whole suite.
+# PGPASSWORD: the password ensure_services.sh gives a cluster it installed (ignored where local access is trusted).
+test: install-dev browser services
 	eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
-	echo "database: $${DATABASE_URL:-sqlite}  broker: $${REDIS_URL:-eager}"; \
+	export PGPASSWORD=$${PGPASSWORD:-postgres}; \
+	echo "database: $${DATABASE_URL}  broker: $${REDIS_URL}"; \
 	$(VENV)/bin/lint-imports && \
 	$(PY) -m pytest $(PYTEST_ARGS)
 
@@ -51,4 +56,4 @@ lint:
 	$(VENV)/bin/lint-imports
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles test-output
+	rm -rf $(VENV) db.sqlite3 db.sqlite3-wal db.sqlite3-shm staticfiles test-output var

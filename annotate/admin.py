@@ -11,7 +11,7 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status")
     search_fields = ("slug", "name")
     prepopulated_fields = {"slug": ("name",)}
-    actions = ["start", "pause", "finish", "score_rouge_bleu"]
+    actions = ["start", "pause", "resume", "finish", "score_rouge_bleu"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -32,24 +32,42 @@ class CampaignAdmin(admin.ModelAdmin):
     def active_count(self, obj):
         return obj._active
 
-    def _set_status(self, request, queryset, status):
-        from .services.campaigns import set_campaign_status
+    def save_model(self, request, obj, form, change):
+        if not change:
+            # A new campaign starts with its kind's rules; fields the admin changed on the form win.
+            from .services.campaigns import protocol_defaults
 
+            for name, value in protocol_defaults(obj.kind, given=form.changed_data).items():
+                setattr(obj, name, value)
+        super().save_model(request, obj, form, change)
+
+    def _apply(self, request, queryset, action: str) -> None:
+        from .services.campaigns import CampaignStateError, apply_campaign_action
+
+        moved, refused = 0, []
         for campaign in queryset:
-            set_campaign_status(campaign, status)
-        self.message_user(request, f"{queryset.count()} campaign(s) set to {status}.")
+            try:
+                apply_campaign_action(campaign, action)
+                moved += 1
+            except CampaignStateError as exc:
+                refused.append(f"{campaign.slug}: {exc}")
+        self.message_user(request, f"{action}: {moved} campaign(s)." + (f" Refused: {'; '.join(refused)}." if refused else ""))
 
-    @admin.action(description="Start / resume selected campaigns")
+    @admin.action(description="Start selected draft campaigns")
     def start(self, request, queryset):
-        self._set_status(request, queryset, models.CampaignStatus.RUNNING)
+        self._apply(request, queryset, "start")
 
-    @admin.action(description="Pause selected campaigns")
+    @admin.action(description="Pause selected running campaigns")
     def pause(self, request, queryset):
-        self._set_status(request, queryset, models.CampaignStatus.PAUSED)
+        self._apply(request, queryset, "pause")
+
+    @admin.action(description="Resume selected paused campaigns")
+    def resume(self, request, queryset):
+        self._apply(request, queryset, "resume")
 
     @admin.action(description="Finish selected campaigns")
     def finish(self, request, queryset):
-        self._set_status(request, queryset, models.CampaignStatus.FINISHED)
+        self._apply(request, queryset, "finish")
 
     @admin.action(description="Score summaries with ROUGE and BLEU (background jobs)")
     def score_rouge_bleu(self, request, queryset):
@@ -90,9 +108,9 @@ class SummaryAdmin(admin.ModelAdmin):
 
 @admin.register(models.Trap)
 class TrapAdmin(admin.ModelAdmin):
-    list_display = ("id", "document", "code", "expected_factual", "expected_category")
-    list_filter = ("code", "document__campaign")
-    raw_id_fields = ("document",)
+    list_display = ("id", "document", "code", "expected_factual", "expected_category", "source", "weight")
+    list_filter = ("code", "source", "document__campaign")
+    raw_id_fields = ("document", "edited_summary")
 
 
 @admin.register(models.Item)
@@ -195,6 +213,27 @@ class BonusEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False  # append-only ledger
+
+
+@admin.register(models.GoldLabel)
+class GoldLabelAdmin(admin.ModelAdmin):
+    list_display = ("summary", "sentence_index", "factual", "category", "source", "set_by", "updated_at")
+    list_filter = ("source", "factual")
+    raw_id_fields = ("summary", "set_by")
+
+
+@admin.register(models.PayDecision)
+class PayDecisionAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "kind", "worker", "campaign", "amount", "reason")
+    list_filter = ("kind", "campaign")
+    search_fields = ("key", "worker__user__username", "worker__external_id")
+    raw_id_fields = ("worker", "assignment", "decided_by")
+
+    def has_change_permission(self, request, obj=None):
+        return False  # append-only: a release is a new decision (the control page), never an edit
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(models.CrowdEvent)

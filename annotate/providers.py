@@ -67,21 +67,26 @@ class Arrival:
 @dataclass(frozen=True)
 class CrowdProgress:
     """What the completion step needs to know about the worker: items done (under this MTurk assignment
-    for MTurk) and whether they were screened out (failed qualification, blocked)."""
+    for MTurk), whether they were screened out (failed qualification, blocked), and whether the campaign has
+    no work left for them (``no_work``)."""
 
     items_done: int
     screened_out: bool
+    no_work: bool = False
 
 
 @dataclass(frozen=True)
 class Completion:
-    """Where a finished worker is sent: a link (GET) or a form posted with ``fields``."""
+    """Where a finished worker is sent: a link (GET) or a form posted with ``fields``; ``code`` is the code
+    the worker may copy into the platform by hand (Prolific), shown as text beside the link."""
 
     url: str
     method: str = "get"
     fields: dict[str, str] = field(default_factory=dict)
     label: str = "Return to the platform"
     screen_out: bool = False
+    code: str = ""
+    platform: str = ""
 
 
 class ArrivalError(ValueError):
@@ -136,16 +141,21 @@ class ProlificProvider(Provider):
         )
 
     def completion(self, context: dict[str, str], campaign: Campaign, progress: CrowdProgress) -> Completion | None:
-        # The screen-out code goes only to the screened out; the completion code only after the required items.
-        if progress.screened_out:
+        # The screen-out code goes only to the screened out; the completion code only after the required
+        # items, or to a worker who did some work when the campaign has none left for them (they could not
+        # reach the minimum); a worker left without work before doing any gets the screen-out code.
+        screen_out = progress.screened_out or (progress.no_work and progress.items_done == 0)
+        if screen_out:
             code, label = campaign.prolific_screenout_code, "Return to Prolific"
-        elif progress.items_done >= campaign.completion_min_items:
+        elif progress.items_done >= campaign.completion_min_items or progress.no_work:
             code, label = campaign.prolific_completion_code, "Finish and return to Prolific"
         else:
             return None
         if not code:
             return None
-        return Completion(url=f"{self.COMPLETE_URL}?{urlencode({'cc': code})}", label=label, screen_out=progress.screened_out)
+        return Completion(
+            url=f"{self.COMPLETE_URL}?{urlencode({'cc': code})}", label=label, screen_out=screen_out, code=code, platform="Prolific",
+        )
 
 
 class MTurkProvider(Provider):
@@ -201,7 +211,7 @@ class MTurkProvider(Provider):
         # The HIT is submitted once its assignment covered its items, or earlier by a screened-out worker
         # who did some of them (the requester decides); with nothing done there is nothing to submit.
         done = progress.items_done >= campaign.mturk_items_per_assignment
-        if not done and not (progress.screened_out and progress.items_done > 0):
+        if not done and not ((progress.screened_out or progress.no_work) and progress.items_done > 0):
             return None
         submit_to = self.submit_origin(context["submit_to"])  # sessions written before this check existed
         return Completion(
@@ -209,6 +219,7 @@ class MTurkProvider(Provider):
             method="post",
             fields={"assignmentId": context["assignment_id"], "campaign": campaign.slug},
             label="Submit the HIT to MTurk",
+            platform="MTurk",
         )
 
 

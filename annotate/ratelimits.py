@@ -15,6 +15,7 @@ A limited request gets a 429 with a message saying what to do (JSON for API/JSON
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import logging
 from collections.abc import Callable
@@ -29,8 +30,32 @@ SUBMIT_SUFFIX = "submit"
 logger = logging.getLogger(__name__)
 
 
+#: IPv6 prefix length treated as one network: a single subscriber or host is usually given a whole /64,
+#: so counting full IPv6 addresses would hand one attacker 2**64 fresh "addresses".
+IPV6_NETWORK_PREFIX = 64
+
+
+def network_key(raw_address: str) -> str:
+    """The network an address counts for in every per-address limit: the IPv4 address itself, or the
+    IPv6 /64 it lies in ("" for anything that is not an IP address).
+
+    One function for all limits (new crowd identities, qualification attempts, logins, anonymous submits),
+    so that they all count a network the same way.
+    """
+    try:
+        ip = ipaddress.ip_address((raw_address or "").strip())
+    except ValueError:
+        return ""
+    if ip.version == 6:
+        if ip.ipv4_mapped is not None:  # ::ffff:a.b.c.d is the IPv4 client a.b.c.d
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/{IPV6_NETWORK_PREFIX}", strict=False))
+    return str(ip)
+
+
 def _client_ip(request: HttpRequest) -> str:
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
+    """The request's network key (:func:`network_key`), "unknown" without a usable address."""
+    return network_key(request.META.get("REMOTE_ADDR", "")) or "unknown"
 
 
 def account_key(group: str, request: HttpRequest) -> str:

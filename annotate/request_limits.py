@@ -1,4 +1,4 @@
-"""Refuse malformed requests with a 400 before any view parses them (issue 16: no 5xx from bad input).
+"""Refuse malformed requests with a 400 before any view parses them (no 5xx from bad input).
 
 * JSON bodies nested deeper than ``FACTLAB_MAX_JSON_DEPTH`` (Python's parser would raise RecursionError);
 * NUL characters in the query string, a form body or a JSON body (PostgreSQL text cannot hold them).

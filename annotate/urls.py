@@ -1,5 +1,6 @@
 from django.urls import include, path
 
+from .protocols import protocol_url_modules
 from .views import common, researchers
 
 app_name = "annotate"
@@ -15,7 +16,7 @@ urlpatterns = [
     path("researchers/", researchers.researchers_page, name="researchers"),
     path("accounts/invite/<str:uidb64>/<str:token>/", researchers.accept_invitation_page, name="accept-invitation"),
     # Each protocol's and the admin pages' routes live in their own module (names stay in this namespace).
-    path("", include("annotate.frank.urls")),
-    path("", include("annotate.bump.urls")),
+    # Each registered protocol's pages (one URL module per family, e.g. both BUMP tasks under bump).
+    *(path("", include(module)) for module in protocol_url_modules()),
     path("", include("annotate.urls_manage")),
 ]

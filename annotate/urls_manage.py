@@ -1,10 +1,21 @@
 from django.urls import path
 
-from .views import manage
+from .views import control, manage, study
 
 urlpatterns = [
     path("manage/", manage.campaign_list, name="manage"),
+    # The study path (annotate/views/study.py); before <slug> so that these words are not campaign slugs.
+    path("manage/new/", study.new_campaign, name="manage-new"),
+    path("manage/imports/<int:job_id>/", study.import_page, name="manage-import"),
+    path("manage/imports/<int:job_id>/status.json", study.import_status, name="manage-import-status"),
+    path("manage/<slug:slug>/upload/<str:kind>/", study.upload_to_campaign, name="manage-upload"),
+    path("manage/<slug:slug>/jobs/", study.campaign_jobs, name="manage-jobs"),
+    path("manage/<slug:slug>/jobs/<str:job_kind>/<int:job_id>/<str:action>/", study.job_action, name="manage-job-action"),
     path("manage/<slug:slug>/", manage.campaign_page, name="manage-campaign"),
+    path("manage/<slug:slug>/control/", control.control_page, name="manage-control"),
+    path("manage/<slug:slug>/control/gold/", control.set_gold, name="manage-gold"),
+    path("manage/<slug:slug>/control/gold/derive/", control.derive_gold, name="manage-gold-derive"),
+    path("manage/<slug:slug>/control/release/<int:participation_id>/", control.release_pay, name="manage-release-pay"),
     path("manage/<slug:slug>/action/", manage.campaign_action, name="manage-action"),
     path("manage/<slug:slug>/score/", manage.score, name="manage-score"),
     path("manage/<slug:slug>/unblock/<int:participation_id>/", manage.unblock, name="manage-unblock"),

@@ -202,9 +202,11 @@ def seed(*, frank_dir: Path, users: int, redundancy: int, documents: int | None)
     if documents:
         keep = list(campaign.items.order_by("position", "id").values_list("id", flat=True)[:documents])
         Item.objects.filter(campaign=campaign).exclude(id__in=keep).delete()
-    # FRANK's rules, except that simulated annotators are never blocked for their (random) trap answers.
+    # FRANK's rules, except that simulated annotators are never blocked for their (random) answers on traps
+    # and gold, nor held for their speed (they answer in a fraction of a second): every rule is still computed.
     Campaign.objects.filter(pk=campaign.pk).update(
-        status=CampaignStatus.RUNNING, redundancy=redundancy, trap_block_threshold=0.0, assignment_timeout_minutes=30,
+        status=CampaignStatus.RUNNING, redundancy=redundancy, trap_block_threshold=0.0, control_block_threshold=0.0,
+        min_seconds_per_sentence=0.0, assignment_timeout_minutes=30,
     )
     # One hash for every account: hashing 200 passwords one by one would dominate the setup time.
     hashed = make_password(PASSWORD)
@@ -280,7 +282,11 @@ def signed_in_sessions(users) -> list[str]:
     (PBKDF2) before any work; the login view itself is measured by the rate-limit tests, not here.
     """
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
+    from importlib import import_module
+
+    from django.conf import settings
+
+    SessionStore = import_module(settings.SESSION_ENGINE).SessionStore
 
     keys = []
     for user in users:

@@ -1,4 +1,4 @@
-"""Replay issue 14's identity-farming attack against the crowd entry and print what it gets now.
+"""Replay the identity-farming attack found on the crowd entry against the crowd entry and print what it gets now.
 
 300 anonymous arrivals with fresh Prolific ids from one address (the attack), then the same number from
 distinct addresses until the campaign's hourly cap, then returning workers in their own browsers (the

@@ -38,7 +38,7 @@ from django.core.cache import cache  # noqa: E402
 from annotate.models import Campaign, MetricScore, MetricSource, Summary  # noqa: E402
 
 SLUG = "bench-report"
-BASELINE_COMMIT = "f662b4b"  # before issue 17: lstsq per pair, Python bootstrap loops
+BASELINE_COMMIT = "f662b4b"  # before the vectorised statistics: lstsq per pair, Python bootstrap loops
 
 
 def frank_dir() -> Path:

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ["torch", "transformers", "spacy", "matplotlib", "sklearn", "pandas", "scipy", "statsmodels", "pyarrow", "sacremoses"]
+HEAVY = ["torch", "transformers", "spacy", "matplotlib", "sklearn", "pandas", "scipy", "statsmodels", "pyarrow"]
 COMMANDS = [["check"], ["help", "import_dataset"], ["showmigrations", "annotate"]]
 
 

@@ -8,13 +8,15 @@
   before it stores anything (:class:`BrokerUnavailable`).
 * :func:`running_lock` holds a PostgreSQL session advisory lock while a job runs. The database drops it
   when the worker's connection dies, so :func:`is_running` tells a live run from one whose worker was
-  killed, within seconds and whatever the broker's visibility timeout.
+  killed, within seconds and whatever the broker's visibility timeout (a file lock without PostgreSQL).
 """
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import logging
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from django.db import connection, transaction
 
@@ -23,6 +25,8 @@ logger = logging.getLogger("factlab.jobs")
 # Advisory-lock namespaces (first key of pg_try_advisory_lock(int, int)).
 IMPORT_JOB_LOCK = 1601
 SCORING_CHUNK_LOCK = 1602
+PAGE_PREPARATION_LOCK = 1603
+LABEL_REFIT_LOCK = 1604
 
 
 class BrokerUnavailable(Exception):
@@ -60,6 +64,16 @@ def require_broker() -> None:
         raise BrokerUnavailable()
 
 
+def task_named(name: str):
+    """The registered Celery task ``name``. Services queue tasks by name: the task modules import the
+    services, so a service importing a task module would close an import cycle."""
+    from factlab.celery import app
+
+    if name not in app.tasks:
+        app.loader.import_default_modules()  # autodiscovery: a web process has not imported the task modules yet
+    return app.tasks[name]
+
+
 def send_after_commit(send: Callable[[], None], *, what: str, on_sent: Callable[[], None] | None = None) -> None:
     """Run ``send`` (which publishes task messages) after the current transaction commits.
 
@@ -91,12 +105,14 @@ def _postgres() -> bool:
 
 @contextlib.contextmanager
 def running_lock(namespace: int, key: int) -> Iterator[bool]:
-    """Hold the session advisory lock (namespace, key) while the block runs; yields False if taken.
+    """Hold the lock (namespace, key) while the block runs; yields False if another process holds it.
 
-    Outside PostgreSQL (SQLite in the demo, eager mode) there are no concurrent workers: always True.
+    PostgreSQL: a session advisory lock. Elsewhere (SQLite in the demo, whose worker runs on the same
+    machine): an ``flock`` on a file under ``FACTLAB_LOCK_DIR``; the kernel drops both when the process dies.
     """
     if not _postgres():
-        yield True
+        with _file_lock(namespace, key) as acquired:
+            yield acquired
         return
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
@@ -110,12 +126,36 @@ def running_lock(namespace: int, key: int) -> Iterator[bool]:
 
 
 def is_running(namespace: int, key: int) -> bool:
-    """Whether some live process holds the lock (False outside PostgreSQL: nothing to ask)."""
+    """Whether some live process holds the lock (namespace, key)."""
     if not _postgres():
-        return False
+        with _file_lock(namespace, key) as acquired:
+            return not acquired
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND objid = %s AND objsubid = 2 AND granted)",
             [namespace, key],
         )
         return bool(cursor.fetchone()[0])
+
+
+def _lock_path(namespace: int, key: int) -> Path:
+    from django.conf import settings
+
+    folder = Path(getattr(settings, "FACTLAB_LOCK_DIR", "") or Path(settings.MEDIA_ROOT) / ".locks")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{namespace}-{key}.lock"
+
+
+@contextlib.contextmanager
+def _file_lock(namespace: int, key: int) -> Iterator[bool]:
+    # flock locks belong to the open file, so a second open in this same process is refused too.
+    with _lock_path(namespace, key).open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

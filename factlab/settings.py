@@ -8,6 +8,8 @@ Everything that differs between a laptop, CI and production comes from the envir
   eagerly in the calling process so the site works on a bare machine.
 * ``DJANGO_SECRET_KEY``, ``DJANGO_DEBUG``, ``DJANGO_ALLOWED_HOSTS`` and ``FACTLAB_PRODUCTION``
   (production mode: secure cookies, HSTS, SSL redirect; a secret key is then required).
+
+Over 400 lines on purpose: one place for every setting, each with the reason for its default.
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from factlab import queues as _queues
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -96,8 +100,12 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # After XFrameOptionsMiddleware so it sees the response first: crowd pages may be framed by MTurk.
     "annotate.middleware.CrowdFrameMiddleware",
+    # A crowd identity opens only the campaigns of its study links.
+    "annotate.middleware.CrowdScopeMiddleware",
     # Login and submission endpoints answer 429 past their rate (annotate.ratelimits).
     "annotate.ratelimits.RateLimitMiddleware",
+    # API: 400 naming a query option the endpoint does not take, instead of silently using the defaults.
+    "annotate.api.query_options.StrictQueryOptionsMiddleware",
 ]
 
 ROOT_URLCONF = "factlab.urls"
@@ -128,7 +136,8 @@ else:
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")),
-            "OPTIONS": {"timeout": 30},
+            # WAL: pages read while a worker writes (the demo runs workers beside the web process).
+            "OPTIONS": {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -147,7 +156,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("FACTLAB_STATIC_ROOT", BASE_DIR / "staticfiles"))  # collectstatic writes here
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -187,6 +196,11 @@ FACTLAB_PREPARE_PAGES_AFTER_IMPORT = os.environ.get("FACTLAB_PREPARE_PAGES_AFTER
 # Claims look for expired or unattended slots at most this often per campaign and web process while work is
 # left (a claim that finds none always looks; the beat task sweeps every minute). 0: on every claim.
 FACTLAB_SLOT_SWEEP_SECONDS = float(os.environ.get("FACTLAB_SLOT_SWEEP_SECONDS", "5"))
+# Adaptive redundancy: a submit queues a refit of the campaign's label model at most once per this many
+# seconds (delayed by as much); the beat schedule refits running adaptive campaigns every
+# FACTLAB_LABEL_REFIT_SECONDS in case a message was lost.
+FACTLAB_LABEL_REFIT_DEBOUNCE_SECONDS = float(os.environ.get("FACTLAB_LABEL_REFIT_DEBOUNCE_SECONDS", "10"))
+FACTLAB_LABEL_REFIT_SECONDS = float(os.environ.get("FACTLAB_LABEL_REFIT_SECONDS", "60"))
 # Uploaded files are deleted once imported; failed ones are kept this long for inspection.
 FACTLAB_IMPORT_FAILED_RETENTION_HOURS = float(os.environ.get("FACTLAB_IMPORT_FAILED_RETENTION_HOURS", "168"))
 
@@ -195,11 +209,16 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", REDIS_URL or None)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
+# `make demo` (scripts/demo.sh): CELERY_BROKER_URL=filesystem:// is kombu's embedded transport, message files
+# in FACTLAB_QUEUE_DIR shared by the web process and the workers on this machine, so the demo runs jobs in
+# real workers without Redis.
+FACTLAB_EMBEDDED_BROKER = CELERY_BROKER_URL.startswith("filesystem://")
+FACTLAB_QUEUE_DIR = Path(os.environ.get("FACTLAB_QUEUE_DIR", BASE_DIR / "var" / "queue"))
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-CELERY_TASK_DEFAULT_QUEUE = "cpu"
+CELERY_TASK_DEFAULT_QUEUE = _queues.CPU
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -211,21 +230,23 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEO
 CELERY_BROKER_CONNECTION_TIMEOUT = float(os.environ.get("CELERY_BROKER_CONNECTION_TIMEOUT", "2"))
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 # Task modules not named tasks.py (autodiscovery only finds those).
-CELERY_IMPORTS = ["metrics_service.tasks_report"]
+CELERY_IMPORTS = ["metrics_service.tasks_report", "metrics_service.tasks_labels"]
 # How often a worker looks for messages of lost workers older than the visibility timeout to deliver again
 # (kombu's defaults: a check every 10 s, a scan every 10th check).
 CELERY_BROKER_TRANSPORT_OPTIONS.update(
     unacked_restore_interval=int(os.environ.get("CELERY_UNACKED_RESTORE_INTERVAL", "10")),
     unacked_restore_throttle=int(os.environ.get("CELERY_UNACKED_RESTORE_THROTTLE", "10")),
 )
-# Scoring chunks go to "gpu" (model-based scorers) or "cpu"; submit_scoring_job names the queue explicitly.
-CELERY_TASK_ROUTES = {
-    "metrics_service.tasks.score_chunk": {"queue": "cpu"},
-    "metrics_service.tasks.requeue_stale_chunks": {"queue": "cpu"},
-    "metrics_service.tasks_report.compute_report": {"queue": "cpu"},  # the report API's 202 waits on it
-    "metrics_service.tasks.heal_scoring_jobs": {"queue": "cpu"},
-    "annotate.*": {"queue": "cpu"},
-}
+if FACTLAB_EMBEDDED_BROKER:
+    for _folder in ("messages", "control"):
+        (FACTLAB_QUEUE_DIR / _folder).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS.update(
+        data_folder_in=str(FACTLAB_QUEUE_DIR / "messages"), data_folder_out=str(FACTLAB_QUEUE_DIR / "messages"),
+        control_folder=str(FACTLAB_QUEUE_DIR / "control"), store_processed=False,
+    )
+# Queues (factlab/queues.py): "interactive" for imports and reports, "cpu" for page preparation and light
+# scoring, "gpu" for model-based scoring; submit_scoring_job names the scoring queue explicitly.
+CELERY_TASK_ROUTES = _queues.TASK_ROUTES
 # Seconds between a running campaign's dashboard checks for new data (it reloads only when there is some).
 FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD_REFRESH_SECONDS", "60")))
 # Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
@@ -238,11 +259,18 @@ FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECOND
 # are sent again; assignments past their deadline are expired; finished uploads are purged hourly.
 FACTLAB_HEAL_INTERVAL_SECONDS = float(os.environ.get("FACTLAB_HEAL_INTERVAL_SECONDS", "60"))
 FACTLAB_HEAL_GRACE_SECONDS = float(os.environ.get("FACTLAB_HEAL_GRACE_SECONDS", "60"))
+# A job sent to the broker but not picked up by any worker for this long is sent again: a message lost in
+# the broker (a Redis restart without persistence, a flushed database) is the same as one never sent. A
+# duplicate of a message that was only waiting is harmless (every job skips work already done), so this is
+# above the time a job may wait in its queue on a busy worker, not above its run time.
+FACTLAB_HEAL_PENDING_SECONDS = float(os.environ.get("FACTLAB_HEAL_PENDING_SECONDS", "600"))
 CELERY_BEAT_SCHEDULE = {
     "heal-scoring-jobs": {"task": "metrics_service.tasks.heal_scoring_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
     "heal-import-jobs": {"task": "annotate.heal_import_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
+    "heal-page-preparations": {"task": "annotate.heal_page_preparations", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
     "expire-stale-assignments": {"task": "annotate.expire_stale_assignments", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
     "purge-import-uploads": {"task": "annotate.purge_import_uploads", "schedule": 3600.0},
+    "refit-adaptive-labels": {"task": "metrics_service.refit_adaptive_labels", "schedule": FACTLAB_LABEL_REFIT_SECONDS},
 }
 # Extra scorers, "name=module:Class,name2=module:Class2" (deployment-specific ones; the worker tests add a slow one).
 FACTLAB_EXTRA_SCORERS = dict(
@@ -273,9 +301,16 @@ CACHES = {
             "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 1, "SOCKET_TIMEOUT": 2, "IGNORE_EXCEPTIONS": True},
         }
         if CACHE_URL
+        # Without Redis but with workers (the demo), progress and reports pass through files all processes share.
+        else {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache", "LOCATION": str(FACTLAB_QUEUE_DIR.parent / "cache")}
+        if FACTLAB_EMBEDDED_BROKER
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "factlab"}
     )
 }
+
+# Sessions are read on every request: from Redis when there is one (the database stays the record, so a
+# lost cache logs nobody out); a per-process memory cache could keep a logged-out session alive elsewhere.
+SESSION_ENGINE = "django.contrib.sessions.backends.cached_db" if CACHE_URL else "django.contrib.sessions.backends.db"
 
 # --- REST framework
 REST_FRAMEWORK = {
@@ -308,6 +343,12 @@ SPECTACULAR_SETTINGS = {
         "JudgementSourceEnum": "annotate.models.JudgementSource",
         "MetricSourceEnum": "annotate.models.MetricSource",
         "ImportKindEnum": [("dataset", "Dataset"), ("scores", "Metric scores")],
+        # Several resources have a "status": each its own named enum.
+        "CampaignStatusEnum": "annotate.models.CampaignStatus",
+        "ImportStatusEnum": "annotate.models.ImportStatus",
+        "AssignmentStatusEnum": "annotate.models.AssignmentStatus",
+        "ReviewStatusEnum": "annotate.models.ReviewStatus",
+        "JobStatusEnum": "metrics_service.models.JobStatus",
     },
 }
 

@@ -16,6 +16,7 @@ from annotate.models import Campaign
 from . import selectors
 from .stats.label_aggregation import (
     DEFAULT_METHOD,
+    aggregate,
     aggregate_all,
     method_comparison,
     reliability_table,
@@ -59,4 +60,82 @@ def campaign_worker_reliability(campaign: Campaign) -> dict[int, dict[str, float
         table = reliability_table(aggregate_all(judgements))
         out = {int(w): {k: (None if pd.isna(v) else float(v)) for k, v in row.items()} for w, row in table.iterrows()}
     cache.set(key, out, CACHE_SECONDS)
+    return out
+
+
+def _item_sentence_keys(campaign: Campaign) -> dict[int, list[int]]:
+    """{item id: ids of the summaries it shows}: its own summary, or its document's judged summaries."""
+    from annotate.models import Item, Summary
+
+    by_document: dict[int, list[int]] = {}
+    for summary_id, document_id in Summary.objects.filter(document__campaign=campaign, is_reference=False).values_list("pk", "document_id"):
+        by_document.setdefault(document_id, []).append(summary_id)
+    out = {}
+    for pk, summary_id, document_id in Item.objects.filter(campaign=campaign, for_experts=False).values_list("pk", "summary_id", "document_id"):
+        out[pk] = [summary_id] if summary_id else by_document.get(document_id, [])
+    return out
+
+
+def refit_campaign_labels(campaign: Campaign) -> dict:
+    """Fit the campaign's ``label_model`` on all its judgements and store the outcome: one
+    :class:`~annotate.models.SentenceLabel` per judged sentence (label, posterior, interval, difficulty),
+    each participation's ``label_ability`` and ``label_reliability`` and, for adaptive campaigns, the stop
+    rule's decision per item (:func:`annotate.services.adaptive.apply_stop_rule`). Returns counts."""
+    from django.db import connection, transaction
+
+    from factlab.jobs import LABEL_REFIT_LOCK
+
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            # One refit of a campaign at a time (the debounced task, the beat): a slower one never overwrites
+            # a newer one's decisions. Held until the end of this transaction.
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LABEL_REFIT_LOCK, campaign.pk])
+        return _refit(campaign)
+
+
+def _refit(campaign: Campaign) -> dict:
+    from django.db import transaction
+
+    from annotate.models import Participation, SentenceLabel
+    from annotate.services.adaptive import apply_stop_rule
+
+    judgements = selectors.judgements_frame(campaign, selectors.Filters())
+    method = campaign.label_model
+    result = aggregate(judgements, method) if not judgements.empty else None
+    units = result.units if result is not None else pd.DataFrame(columns=["summary_id", "sentence_index"])
+    labels = [
+        SentenceLabel(
+            summary_id=int(u.summary_id), sentence_index=int(u.sentence_index), method=method, n=int(u.n), factual=bool(u.factual),
+            p_factual=float(u.p_factual), posterior=float(u.posterior), posterior_low=float(u.posterior_low),
+            posterior_high=float(u.posterior_high), categories=list(u.categories), categories_posterior=float(u.categories_posterior),
+            categories_low=float(u.categories_low), categories_high=float(u.categories_high),
+            difficulty=None if pd.isna(u.difficulty) else float(u.difficulty),
+        )
+        for u in units.itertuples()
+    ]
+    posterior_by_summary = units.groupby("summary_id")["posterior"].min().to_dict() if labels else {}
+    with transaction.atomic():
+        SentenceLabel.objects.bulk_create(
+            labels, batch_size=1000, update_conflicts=True, unique_fields=["summary", "sentence_index"],
+            update_fields=["method", "n", "factual", "p_factual", "posterior", "posterior_low", "posterior_high", "categories",
+                           "categories_posterior", "categories_low", "categories_high", "difficulty", "updated_at"],
+        )
+        if result is not None:
+            reliability = result.reliability
+            participations = list(Participation.objects.filter(campaign=campaign, worker_id__in=[int(w) for w in reliability.index]))
+            for p in participations:
+                row = reliability.loc[p.worker_id]
+                p.label_ability, p.label_reliability = float(row["ability"]), float(row["factual"])
+            Participation.objects.bulk_update(participations, ["label_ability", "label_reliability"], batch_size=1000)
+    out = {"sentences": len(labels)}
+    if campaign.adaptive_redundancy:
+        workers_by_summary = judgements.groupby("summary_id")["worker_id"].agg(set).to_dict() if not judgements.empty else {}
+        item_posteriors, item_workers = {}, {}
+        for item_id, summary_ids in _item_sentence_keys(campaign).items():
+            values = [posterior_by_summary[s] for s in summary_ids if s in posterior_by_summary]
+            if values:
+                item_posteriors[item_id] = min(values)
+                item_workers[item_id] = len(set().union(*(workers_by_summary.get(s, set()) for s in summary_ids)))
+        out.update(apply_stop_rule(campaign, item_posteriors, item_workers))
     return out

@@ -14,7 +14,21 @@ from __future__ import annotations
 
 import pandas as pd
 
+from annotate.frank import typology
+
 MAX_SCATTER_POINTS = 3000
+
+
+def category_label(key: str) -> str:
+    """A FRANK category or group key as a reader needs it: the full name beside the code
+    ("Relation error (RelE)", "Semantic frame errors"); other keys ("incorrect") as they are."""
+    if key == "NoE":
+        return "No error (NoE)"
+    try:
+        code = typology.normalize_code(key)
+    except ValueError:
+        return key.replace("_", " ").capitalize() if "_" in key else key
+    return f"{typology.BY_CODE[code].name.split(' (')[0]} ({code})"
 
 
 def _p(value: float | None) -> str:
@@ -36,9 +50,9 @@ def error_bars(distribution: dict | None) -> dict | None:
     systems = list(distribution)
     categories = [k for k in distribution[systems[0]] if k != "n"]
     return {
-        "type": "bars", "title": "Share of summaries with an error, per system",
+        "type": "bars", "title": "Share of summaries with an error, per system", "x_label": "system (summaries)",
         "categories": [f"{s} (n={distribution[s]['n']})" for s in systems],
-        "series": [{"name": c, "values": [distribution[s].get(c) for s in systems]} for c in categories],
+        "series": [{"name": category_label(c), "values": [distribution[s].get(c) for s in systems]} for c in categories],
         "y_label": "share of summaries", "y_range": [0, 1],
     }
 
@@ -48,7 +62,8 @@ def confusion_heatmap(confusion: dict | None) -> dict | None:
     if not confusion:
         return None
     return {
-        "type": "heatmap", "title": "Majority vs annotator category", "rows": confusion["labels"], "columns": confusion["columns"],
+        "type": "heatmap", "title": "Majority vs annotator category", "x_label": "annotator's category", "y_label": "majority category",
+        "rows": [category_label(c) for c in confusion["labels"]], "columns": [category_label(c) for c in confusion["columns"]],
         "values": confusion["matrix"], "range": [0, max(max(r) for r in confusion["matrix"]) or 1], "digits": 0, "scheme": "sequential",
     }
 
@@ -63,7 +78,7 @@ def ablation_heatmap(ablation: dict | None) -> dict | None:
     bound = max((abs(v) for row in values for v in row if v is not None), default=0.1) or 0.1
     return {
         "type": "heatmap", "title": "Correlation drop when a category is flipped to no error", "rows": metrics,
-        "columns": [n.replace("_Errors", "").replace("_", " ") for n in names], "values": values,
+        "columns": [category_label(n) for n in names], "values": values,
         "range": [-bound, bound], "digits": 3, "scheme": "diverging",
     }
 

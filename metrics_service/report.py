@@ -8,6 +8,9 @@ Public API (used by the ``report`` management command, the Celery task, the dash
     cached_report(campaign, **same_options) -> dict | None      # the cached report or None (no computing)
     load_analysis_data(campaign, ...) -> AnalysisData           # the per-summary frames behind the report
 
+Over 400 lines on purpose: the report is one document whose sections share the loaded data and the
+progress steps; each section is a short function and every statistic lives in ``metrics_service.stats``.
+
 ``campaign`` is a ``Campaign`` or its slug. The report is plain JSON data (no NaN). Statistics are defined
 in ``metrics_service.stats`` and documented in ``docs/analysis.md``.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,30 +42,34 @@ from metrics_service.stats import (
     williams_matrix,
 )
 from metrics_service.stats._util import jsonable
+from metrics_service.stats.annotators import annotator_agreement
 from metrics_service.stats.correlation import SPEARMAN_DEFINITIONS
 from metrics_service.stats.minimal_pairs import AUC_REFERENCES
-from metrics_service.stats.label_aggregation import check_method
+from metrics_service.stats.label_aggregation import check_method, confident_summaries
 from metrics_service.stats.label_aggregation import summary_scores as aggregated_summary_scores
 from metrics_service.label_reliability import label_aggregation_section
+from metrics_service.report_aggrefact import DEFINITIONS as AGGREFACT_DEFINITIONS
+from metrics_service.report_aggrefact import aggrefact_sections
 
 # What the report says it computed (shown by the text report and the dashboard).
 DEFINITIONS = {
     "partial": "residuals of OLS on one-hot system x dataset (= group demeaning), then Pearson (FRANK)",
     "spearman": {
         "residuals": "Spearman of the residuals of the raw values (FRANK's released evaluate.py)",
-        "ranks": "values ranked first, ranks residualised, then Pearson (rank-then-residualise)",
+        "ranks": "Spearman as the Pearson of residualised ranks (values ranked first: rank-then-residualise)",
     },
     "auc_references": {
         "per_pair": "each pair's reference is one positive, once per pair (BUMP)",
         "once": "each distinct reference is one positive per row",
     },
-    "balanced_accuracy": "threshold tuned on the validation split per dataset (AggreFact) and, beside it, one "
-                         "single threshold over all datasets; applied to the test split",
+    "balanced_accuracy": "threshold tuned on the validation split per dataset (AggreFact), applied to that "
+                         "dataset's test split; beside it, labelled pooled, one single threshold over all datasets "
+                         "(it also rewards score differences between datasets, not only factuality)",
     "intervals": "95%: Fisher z and percentile bootstrap (1000 resamples, seed 0) for correlations, Wilson for "
                  "consistency, bootstrap of pairs for ROC AUC, bootstrap of test summaries for balanced accuracy",
 }
 ProgressCallback = Callable[[int, int, str], None]
-REPORT_VERSION = 2
+REPORT_VERSION = 3
 CACHE_SECONDS = 7 * 24 * 3600
 MIN_ROWS_FOR_METRIC = 3
 
@@ -84,6 +92,8 @@ class AnalysisData:
     pairs: pd.DataFrame
     metrics: list[str] = field(default_factory=list)  # metrics with enough scores on human-rated summaries
     aggregation: str = "majority"  # how sentence labels became ``human`` (stats.label_aggregation)
+    min_label_posterior: float | None = None  # judged summaries with a less certain sentence label were left out
+    label_confidence: dict | None = None  # what that option kept
 
 
 def resolve_campaign(campaign: Campaign | str) -> Campaign:
@@ -103,10 +113,16 @@ def make_filters(split: str = "all", dataset: str | None = None, system: str | N
     return Filters(split=split, dataset=dataset or None, system=system or None)
 
 
-def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame, aggregation: str = "majority") -> pd.DataFrame:
-    """Per-summary human scores: from judgements (labels aggregated by ``aggregation``) where a summary has any, else imported ``human_scores``."""
+def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame, aggregation: str = "majority",
+                 min_label_posterior: float | None = None) -> pd.DataFrame:
+    """Per-summary human scores: from judgements (labels aggregated by ``aggregation``) where a summary has any, else imported ``human_scores``.
+
+    ``min_label_posterior``: judged summaries with a sentence label less certain than this are left out
+    (they do not fall back to imported scores)."""
     judged = summaries["summary_id"].isin(judgements["summary_id"]) if not judgements.empty else pd.Series(False, index=summaries.index)
     collected = aggregated_summary_scores(judgements, aggregation) if not judgements.empty else pd.DataFrame()
+    if min_label_posterior is not None and not collected.empty:
+        collected = collected[collected.index.isin(confident_summaries(judgements, aggregation, min_label_posterior))]
     imported = selectors.imported_human_scores(summaries[~judged])
     parts = [frame for frame in (collected, imported) if not frame.empty]
     scores = pd.concat(parts) if parts else pd.DataFrame(columns=["Factuality"])
@@ -127,19 +143,26 @@ def human_and_metric(campaign: Campaign, metric: str, *, split: str = "all", dat
 
 
 def load_analysis_data(
-    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, aggregation: str = "majority"
+    campaign: Campaign | str, *, split: str = "all", dataset: str | None = None, system: str | None = None, aggregation: str = "majority",
+    min_label_posterior: float | None = None,
 ) -> AnalysisData:
     """Load the frames behind a report (raises ``ReportError`` on bad options)."""
     campaign = resolve_campaign(campaign)
     filters = make_filters(split, dataset, system)
     summaries = selectors.summaries_frame(campaign, filters)
     judgements = selectors.judgements_frame(campaign, filters)
-    human = _human_table(summaries, judgements, aggregation)
+    human = _human_table(summaries, judgements, aggregation, min_label_posterior)
+    confidence = None
+    if min_label_posterior is not None:
+        judged_ids = set(judgements["summary_id"]) if not judgements.empty else set()
+        kept = int(human.index.isin(judged_ids).sum())
+        confidence = {"min_label_posterior": min_label_posterior, "judged_summaries_kept": kept, "judged_summaries_left_out": len(judged_ids) - kept}
     scores, info = selectors.scores_frame(campaign)
     data = AnalysisData(
         campaign=campaign, filters=filters, human=human, judgements=judgements,
         experts=selectors.experts_frame(campaign, filters), scores=scores, metric_info=info,
         pairs=selectors.pairs_frame(campaign, filters), aggregation=aggregation,
+        min_label_posterior=min_label_posterior, label_confidence=confidence,
     )
     if not human.empty and not scores.empty:
         joined = human[[]].join(scores, how="left")
@@ -151,11 +174,13 @@ def _correlation_frame(data: AnalysisData) -> pd.DataFrame:
     return data.human.join(data.scores[data.metrics], how="left") if data.metrics else data.human
 
 
-def _correlations(frame: pd.DataFrame, metrics: list[str], partial: bool, spearman: str, status: dict[str, dict]) -> dict:
+def _correlations(
+    frame: pd.DataFrame, metrics: list[str], partial: bool, spearman: str, status: dict[str, dict], kendall: bool = False
+) -> dict:
     groups = frame["group"].tolist()
     out = {}
     for m in metrics:
-        entry = correlation(frame["Factuality"], frame[m], groups, partial=partial, spearman=spearman, intervals=True)
+        entry = correlation(frame["Factuality"], frame[m], groups, partial=partial, spearman=spearman, intervals=True, kendall=kendall)
         entry["status"] = status.get(m, {}).get("status", "complete")
         out[m] = entry
     return out
@@ -241,12 +266,24 @@ def _balanced_accuracy(campaign: Campaign, data: AnalysisData, metrics: list[str
     if not metrics:
         return None
     # Threshold tuning needs the validation split: take every split of the same dataset/system filter.
-    source = data if data.filters.split == "all" else load_analysis_data(campaign, dataset=data.filters.dataset, system=data.filters.system, aggregation=data.aggregation)
+    source = data if data.filters.split == "all" else load_analysis_data(campaign, dataset=data.filters.dataset, system=data.filters.system, aggregation=data.aggregation, min_label_posterior=data.min_label_posterior)
     if source.human.empty:
         return None
     frame = source.human[["system", "dataset", "split"]].assign(label=source.human["Factuality"] >= 1.0)
     frame = frame.join(source.scores[[m for m in metrics if m in source.scores]], how="left")
     return balanced_accuracy_report(frame, [m for m in metrics if m in frame])
+
+
+def _aggregation_definition(aggregation: str, data: AnalysisData) -> str:
+    """How the human summary scores were made; says so when ``aggregation`` had no labels to work on."""
+    if data.judgements.empty and aggregation != "majority":
+        return (
+            f"{aggregation} not applied: no per-worker sentence labels in what the filters cover; the human "
+            "scores are the imported summary scores"
+        )
+    if aggregation == "majority":
+        return "FRANK summary score from the majority label of each sentence (FRANK)"
+    return f"FRANK summary score from {aggregation} sentence labels (stats.label_aggregation)"
 
 
 def build_report(
@@ -260,6 +297,8 @@ def build_report(
     spearman: str = "residuals",
     auc_references: str = "per_pair",
     include_incomplete: bool = False,
+    kendall: bool = False,
+    min_label_posterior: float | None = None,
     progress: ProgressCallback | None = None,
 ) -> dict:
     """Compute the full analysis report of ``campaign`` (a ``Campaign`` or slug).
@@ -269,13 +308,15 @@ def build_report(
     (correlations partial on system x dataset, FRANK's default; False for plain correlations),
     ``spearman`` (partial Spearman definition: "residuals", FRANK's, or "ranks"), ``auc_references``
     (BUMP per-type AUC: "per_pair", BUMP's, or "once") and ``include_incomplete`` (metrics whose job runs
-    or whose coverage is partial enter the comparisons too). ``progress(step, total, label)`` is called
-    before each section.
+    or whose coverage is partial enter the comparisons too), ``kendall`` (Kendall tau-b beside Pearson and
+    Spearman in the correlation section). ``progress(step, total, label)`` is called before each section.
 
     Returns a JSON-ready dict with the keys ``campaign, options, definitions, counts, agreement,
     human_factuality, error_distribution, error_distribution_by_dataset, confusion, correlations,
     metric_correlations, williams, ablation, meta_evaluation, meta_evaluation_significance,
-    meta_evaluation_counts, balanced_accuracy, missing_scores, metrics, excluded_metrics``; a section
+    meta_evaluation_counts, balanced_accuracy, missing_scores, metrics, excluded_metrics`` and the sections of
+    ``report_aggrefact`` (unified_taxonomy, detector_recall, system_level_correlations,
+    correlation_differences, correlations_holm, williams_holm, benchmark_balanced_accuracy); a section
     without data is ``None``. Raises ``ReportError`` on bad options.
     """
     if spearman not in SPEARMAN_DEFINITIONS:
@@ -290,7 +331,7 @@ def build_report(
 
     step("loading data")
     campaign = resolve_campaign(campaign)
-    data = load_analysis_data(campaign, split=split, dataset=dataset, system=system, aggregation=aggregation)
+    data = load_analysis_data(campaign, split=split, dataset=dataset, system=system, aggregation=aggregation, min_label_posterior=min_label_posterior)
     status = _metric_status(data, selectors.scoring_jobs_by_config(campaign)) if data.metric_info else {}
     frame = _correlation_frame(data)
     metrics = data.metrics
@@ -300,7 +341,7 @@ def build_report(
     step("agreement")
     agreement = _agreement(data)
     step("correlations")
-    correlations = _correlations(frame, metrics, partial, spearman, status) if metrics else None
+    correlations = _correlations(frame, metrics, partial, spearman, status, kendall) if metrics else None
     step("Williams tests")
     williams = williams_matrix(frame, "Factuality", compared, partial=partial) if len(compared) >= 2 else None
     metric_corr = metric_correlations(frame, compared, partial=partial) if len(compared) >= 2 else None
@@ -323,7 +364,7 @@ def build_report(
         "options": {
             "split": split, "dataset": dataset, "system": system, "partial": partial, "spearman": spearman,
             "auc_references": auc_references, "include_incomplete": include_incomplete,
-            "aggregation": aggregation,
+            "aggregation": aggregation, "kendall": kendall, "min_label_posterior": min_label_posterior,
         },
         "definitions": {
             "partial": DEFINITIONS["partial"] if partial else "plain correlations (no confounder)",
@@ -331,13 +372,15 @@ def build_report(
             "auc_references": DEFINITIONS["auc_references"][auc_references],
             "balanced_accuracy": DEFINITIONS["balanced_accuracy"],
             "intervals": DEFINITIONS["intervals"],
-            "aggregation": (
-                "FRANK summary score from the majority label of each sentence (FRANK)" if aggregation == "majority"
-                else f"FRANK summary score from {aggregation} sentence labels (stats.label_aggregation)"
+            "aggregation": _aggregation_definition(aggregation, data),
+            "label_confidence": (
+                "every judged summary" if min_label_posterior is None
+                else f"only judged summaries whose every sentence label ({aggregation}) has a posterior >= {min_label_posterior}"
             ),
         },
-        "counts": selectors.campaign_counts(campaign),
+        "counts": selectors.campaign_counts(campaign, data.filters),  # of what the filters cover
         "n_human_rated": len(human),
+        "label_confidence": data.label_confidence,  # how many summaries min_label_posterior kept (all correlations use them)
         "agreement": agreement,
         "human_factuality": (
             {str(s): float(v) for s, v in human.groupby("system")["Factuality"].mean().items()} if not human.empty else None
@@ -356,9 +399,23 @@ def build_report(
         "missing_scores": _missing_scores(data) if not data.scores.empty else None,
         "metrics": status or None,
         "excluded_metrics": {m: status[m]["status"] for m in excluded if m in status} or None,
-        "label_aggregation": label_aggregation_section(campaign, data.judgements),  # issue 17.4
+        "label_aggregation": label_aggregation_section(campaign, data.judgements),
+        "llm_annotators": llm_annotator_section(campaign, data),
     }
+    report["definitions"].update(AGGREFACT_DEFINITIONS)
+    report.update(aggrefact_sections(
+        campaign, human=human, scores=data.scores, frame=frame, metrics=metrics, compared=compared, partial=partial,
+        correlations=correlations, williams=williams, bacc=report["balanced_accuracy"], pairs_meta=report["meta_evaluation"],
+    ))
     return jsonable(report)
+
+
+def llm_annotator_section(campaign: Campaign, data: AnalysisData) -> dict | None:
+    """Model annotators (LLM judges doing the FRANK task) against the humans; None without model judgements."""
+    model, names = selectors.model_judgements_frame(campaign, data.filters)
+    if model.empty:
+        return None
+    return annotator_agreement(data.judgements, model, names)
 
 
 def report_cache_key(campaign: Campaign, **options) -> str:
@@ -372,9 +429,11 @@ def report_cache_key(campaign: Campaign, **options) -> str:
 def normalize_options(
     split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True,
     spearman: str = "residuals", auc_references: str = "per_pair", include_incomplete: bool = False,
-    aggregation: str = "majority",
+    aggregation: str = "majority", kendall: bool = False, min_label_posterior: float | None = None,
 ) -> dict:
     """Validated report options with defaults filled in (raises ``ReportError``)."""
+    if min_label_posterior is not None and not 0.5 <= float(min_label_posterior) <= 1.0:
+        raise ReportError(f"min_label_posterior must be in [0.5, 1], got {min_label_posterior}")
     make_filters(split, dataset, system)
     if spearman not in SPEARMAN_DEFINITIONS:
         raise ReportError(f"unknown spearman definition {spearman!r}; expected one of {', '.join(SPEARMAN_DEFINITIONS)}")
@@ -387,7 +446,8 @@ def normalize_options(
     return {
         "split": split, "dataset": dataset or None, "system": system or None, "partial": bool(partial),
         "spearman": spearman, "auc_references": auc_references, "include_incomplete": bool(include_incomplete),
-        "aggregation": aggregation,
+        "aggregation": aggregation, "kendall": bool(kendall),
+        "min_label_posterior": None if min_label_posterior is None else float(min_label_posterior),
     }
 
 
@@ -430,6 +490,13 @@ def set_report_progress(campaign: Campaign, options: dict, **state) -> None:
     cache.set(report_progress_key(campaign, **options), state, PROGRESS_SECONDS)
 
 
+def _queued_too_long(progress: dict) -> bool:
+    from django.conf import settings
+
+    grace = float(getattr(settings, "FACTLAB_HEAL_GRACE_SECONDS", 60))
+    return time.time() - float(progress.get("queued_at") or time.time()) > grace
+
+
 def request_report(campaign: Campaign | str, **options) -> tuple[dict | None, dict]:
     """The cached report, or ``(None, progress)`` after making sure a Celery task computes it.
 
@@ -438,23 +505,26 @@ def request_report(campaign: Campaign | str, **options) -> tuple[dict | None, di
     queued, running or failed; ``step`` of ``total`` and the section being computed) until the report is
     in the cache. With eager Celery (no broker) the task runs inline and the report is returned at once.
     """
-    from metrics_service.tasks_report import compute_report
-
     campaign = resolve_campaign(campaign)
     options = _checked_options(options)
     report = cached_report(campaign, **options)
     if report is not None:
         return report, {"state": "done"}
-    from factlab.jobs import broker_available
+    from factlab.jobs import broker_available, task_named
 
     if not broker_available():
         # Broker (and cache) down: nobody would compute a queued report, but the database suffices.
         return get_or_compute_report(campaign, **options), {"state": "done"}
     key = report_progress_key(campaign, **options)
-    queued = {"state": "queued", "step": 0, "total": None, "section": None}
-    if cache.add(key, queued, PROGRESS_SECONDS):
+    queued = {"state": "queued", "step": 0, "total": None, "section": None, "queued_at": time.time()}
+    progress = cache.get(key)
+    lost = bool(progress) and progress.get("state") == "queued" and _queued_too_long(progress)
+    if lost or cache.add(key, queued, PROGRESS_SECONDS):
+        # First request, or no worker picked the last message up within the grace time (lost in the
+        # broker): send it (again; a duplicate only finds the report cached).
+        cache.set(key, queued, PROGRESS_SECONDS)
         try:
-            compute_report.delay(campaign.slug, **options)
+            task_named("metrics_service.tasks_report.compute_report").delay(campaign.slug, **options)
         except Exception:
             cache.delete(key)
             raise

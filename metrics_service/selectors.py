@@ -15,6 +15,7 @@ from annotate.models import (
     Document,
     Edit,
     ExpertLabel,
+    JudgementSource,
     MetricScore,
     MetricSource,
     ReviewStatus,
@@ -51,20 +52,29 @@ class Filters:
         return q
 
 
-def campaign_counts(campaign: Campaign) -> dict[str, int]:
-    """Counts of the whole campaign; ``summaries`` excludes references, ``edits`` counts edited summaries."""
-    summaries = Summary.objects.filter(document__campaign=campaign)
-    judgements = SentenceJudgement.objects.filter(summary__document__campaign=campaign)
+def campaign_counts(campaign: Campaign, filters: Filters | None = None) -> dict[str, int]:
+    """Counts of the campaign's rows the ``filters`` cover (default: all); ``summaries`` excludes references,
+    ``edits`` counts edited summaries; ``documents`` with a ``system`` filter: those with a summary by it."""
+    filters = filters or Filters()
+    summaries = Summary.objects.filter(filters.summary_q(), document__campaign=campaign)
+    documents = Document.objects.filter(campaign=campaign)
+    if filters.split != "all":
+        documents = documents.filter(split=filters.split)
+    if filters.dataset:
+        documents = documents.filter(dataset=filters.dataset)
+    if filters.system:
+        documents = documents.filter(summaries__system=filters.system).distinct()
+    judgements = SentenceJudgement.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign)
     return {
-        "documents": Document.objects.filter(campaign=campaign).count(),
+        "documents": documents.count(),
         "summaries": summaries.filter(is_reference=False).count(),
         "systems": summaries.filter(is_reference=False, edited_from__isnull=True).values("system").distinct().count(),
         "workers": judgements.values("worker_id").distinct().count(),
         "judgements": judgements.count(),
         "edits": summaries.filter(edited_from__isnull=False).count(),
-        "edit_records": Edit.objects.filter(source_summary__document__campaign=campaign).count(),
-        "expert_labels": ExpertLabel.objects.filter(summary__document__campaign=campaign).count(),
-        "metric_scores": MetricScore.objects.filter(summary__document__campaign=campaign).count(),
+        "edit_records": Edit.objects.filter(filters.summary_q("source_summary__"), source_summary__document__campaign=campaign).count(),
+        "expert_labels": ExpertLabel.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count(),
+        "metric_scores": MetricScore.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count(),
     }
 
 
@@ -108,14 +118,28 @@ def summaries_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
     return frame.sort_values("sort_key", kind="stable").reset_index(drop=True)
 
 
-def judgements_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
-    """``summary_id, sentence_index, worker_id, factual, categories, source`` of the filtered summaries."""
-    rows = (
-        SentenceJudgement.objects.filter(summary__document__campaign=campaign)
-        .filter(filters.summary_q("summary__"))
-        .values_list("summary_id", "sentence_index", "worker_id", "factual", "categories", "source")
-    )
+def judgements_frame(campaign: Campaign, filters: Filters, *, include_models: bool = False) -> pd.DataFrame:
+    """``summary_id, sentence_index, worker_id, factual, categories, source`` of the filtered summaries.
+
+    Human judgements only, unless ``include_models`` (model annotators' judgements have ``source="model"``).
+    """
+    queryset = SentenceJudgement.objects.filter(summary__document__campaign=campaign).filter(filters.summary_q("summary__"))
+    if not include_models:
+        queryset = queryset.exclude(source=JudgementSource.MODEL)
+    rows = queryset.values_list("summary_id", "sentence_index", "worker_id", "factual", "categories", "source")
     return pd.DataFrame(list(rows), columns=["summary_id", "sentence_index", "worker_id", "factual", "categories", "source"])
+
+
+def model_judgements_frame(campaign: Campaign, filters: Filters) -> tuple[pd.DataFrame, dict[int, str]]:
+    """The model annotators' judgements (as :func:`judgements_frame`) and their names by worker id."""
+    rows = list(
+        SentenceJudgement.objects.filter(summary__document__campaign=campaign, source=JudgementSource.MODEL)
+        .filter(filters.summary_q("summary__"))
+        .values_list("summary_id", "sentence_index", "worker_id", "factual", "categories", "source", "worker__external_id")
+    )
+    names = {row[2]: row[6] for row in rows}
+    frame = pd.DataFrame([row[:6] for row in rows], columns=["summary_id", "sentence_index", "worker_id", "factual", "categories", "source"])
+    return frame, names
 
 
 def experts_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
@@ -255,3 +279,13 @@ def scoring_jobs_by_config(campaign: Campaign) -> dict[str, dict]:
             **{k: job[k].isoformat() if job[k] else None for k in ("created_at", "started_at", "finished_at")},
         }
     return out
+
+
+def summary_benchmarks(campaign: Campaign) -> pd.DataFrame:
+    """``benchmark`` per summary id: the source dataset the AggreFact importers keep in ``Document.metadata``
+    (LLM-AggreFact's ``dataset``, or AggreFact's source benchmark such as XSumFaith); empty when none."""
+    rows = (
+        Summary.objects.filter(document__campaign=campaign, edited_from__isnull=True, document__metadata__has_key="benchmark")
+        .values_list("id", "document__metadata__benchmark")
+    )
+    return pd.DataFrame(list(rows), columns=["summary_id", "benchmark"]).set_index("summary_id")

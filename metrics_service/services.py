@@ -9,11 +9,15 @@ Entry points (used by the admin, the ``score`` command, the REST API and the BUM
   so a killed worker leaves no partial rows and a re-delivered chunk never duplicates a score.
 * :func:`job_progress`, :func:`cancel_scoring_job`, :func:`requeue_stale_chunks`, :func:`auto_score_summaries`.
 
+Over 400 lines on purpose: submitting, processing, cancelling and healing share one locking protocol on
+the same two tables, which is easier to check in one place.
+
 Locking order, everywhere: the job row first, then its chunk rows (no deadlock between a worker storing
 a chunk and an admin cancelling the job).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections import OrderedDict
@@ -23,10 +27,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import Campaign, MetricScore, MetricSource, Summary
-from factlab.jobs import SCORING_CHUNK_LOCK, is_running, running_lock, send_after_commit
+from factlab.jobs import SCORING_CHUNK_LOCK, is_running, running_lock, send_after_commit, task_named
 from metrics_service.scorers import REGISTRY, Scorer, ScorerError, scorer_class
 
 from .models import (
@@ -55,6 +60,11 @@ def _register_extra_scorers() -> None:
 
 
 _register_extra_scorers()
+
+#: Metrics whose chunks store more than scores: name -> "module:function", a function
+#: ``(job, summary_ids) -> (rows, skipped, store)`` whose ``store()`` (or None) runs in the transaction that
+#: stores the rows and marks the chunk done. The LLM annotator stores sentence judgements this way.
+CHUNK_HANDLERS: dict[str, str] = {"llm_frank": "metrics_service.llm_annotation:annotate_chunk"}
 
 
 # --------------------------------------------------------------------------- validation
@@ -179,8 +189,7 @@ def submit_scoring_job(
 
 def _dispatch_after_commit(job: ScoringJob, chunk_ids: Iterable[int]) -> None:
     """Queue the chunks once committed; with the broker down they stay undispatched for the beat to resend."""
-    from .tasks import score_chunk
-
+    score_chunk = task_named("metrics_service.tasks.score_chunk")
     chunk_ids = list(chunk_ids)
 
     def send() -> None:
@@ -347,9 +356,18 @@ def process_chunk(chunk_id: int, *, final_attempt: bool = True) -> str:
         return _compute_and_store(job_id, chunk_id, job, chunk, attempt, final_attempt)
 
 
+def _compute_chunk(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[list[MetricScore], int, Callable[[], None] | None]:
+    target = CHUNK_HANDLERS.get(job.metric)
+    if target is None:
+        rows, skipped = compute_chunk_scores(job, summary_ids)
+        return rows, skipped, None
+    module_name, function = target.split(":")
+    return getattr(importlib.import_module(module_name), function)(job, summary_ids)
+
+
 def _compute_and_store(job_id: int, chunk_id: int, job: ScoringJob, chunk: ScoringChunk, attempt: int, final_attempt: bool) -> str:
     try:
-        rows, skipped = compute_chunk_scores(job, chunk.summary_ids)
+        rows, skipped, store = _compute_chunk(job, chunk.summary_ids)
     except Exception as exc:
         permanent = isinstance(exc, ScorerError)
         error = f"attempt {attempt}: {type(exc).__name__}: {exc}"
@@ -378,6 +396,8 @@ def _compute_and_store(job_id: int, chunk_id: int, job: ScoringJob, chunk: Scori
                 unique_fields=["summary", "metric", "config_key"],
                 update_fields=["value", "source", "job_id", "updated_at"],
             )
+        if store is not None:
+            store()
         chunk.status, chunk.finished_at, chunk.error = ChunkStatus.DONE, timezone.now(), ""
         chunk.skipped, chunk.stored = skipped, len(rows)
         chunk.save(update_fields=["status", "finished_at", "error", "skipped", "stored"])
@@ -521,14 +541,18 @@ def requeue_orphaned_chunks(grace: timedelta) -> list[int]:
     )
 
 
-def resend_undispatched_chunks(grace: timedelta) -> list[int]:
-    """Pending chunks whose message never reached the broker (it was down when the job was submitted)."""
-    cutoff = timezone.now() - grace
+def resend_undispatched_chunks(grace: timedelta, pending_after: timedelta | None = None) -> list[int]:
+    """Pending chunks whose message never reached the broker (it was down when the job was submitted), and,
+    with ``pending_after``, those sent longer ago than that and not picked up since (the message was lost
+    in the broker; a duplicate of one still waiting is harmless: a finished chunk is left alone)."""
+    now = timezone.now()
+    lost = Q(dispatched_at__isnull=True, job__created_at__lt=now - grace)
+    if pending_after is not None:
+        cutoff = now - pending_after
+        lost |= Q(dispatched_at__lt=cutoff) & (Q(started_at__isnull=True) | Q(started_at__lt=cutoff))
     chunks = list(
-        ScoringChunk.objects.filter(
-            status=ChunkStatus.PENDING, dispatched_at__isnull=True, job__created_at__lt=cutoff,
-            job__status__in=[JobStatus.PENDING, JobStatus.RUNNING],
-        ).select_related("job")
+        ScoringChunk.objects.filter(lost, status=ChunkStatus.PENDING, job__status__in=[JobStatus.PENDING, JobStatus.RUNNING])
+        .select_related("job")
     )
     by_job: dict[int, list[int]] = {}
     for chunk in chunks:
@@ -537,3 +561,32 @@ def resend_undispatched_chunks(grace: timedelta) -> list[int]:
     for job_id, chunk_ids in by_job.items():
         _dispatch_after_commit(jobs[job_id], chunk_ids)
     return [chunk.pk for chunk in chunks]
+
+
+def retry_scoring_job(job: ScoringJob) -> ScoringJob:
+    """Score the failed and skipped (cancelled) chunks of a finished job again; done chunks are kept.
+
+    ``ValueError`` while the job is still pending or running, or when it has nothing to retry.
+    """
+    from factlab.jobs import require_broker
+
+    require_broker()
+    with transaction.atomic():
+        locked = ScoringJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status not in (JobStatus.FAILED, JobStatus.CANCELLED):
+            raise ValueError(f"scoring job {locked.pk} is {locked.status}; only a failed or cancelled job can be retried")
+        chunk_ids = list(
+            locked.chunks.filter(status__in=[ChunkStatus.FAILED, ChunkStatus.CANCELLED]).values_list("id", flat=True)
+        )
+        if not chunk_ids:
+            raise ValueError(f"scoring job {locked.pk} has no failed or skipped chunk to retry")
+        ScoringChunk.objects.filter(pk__in=chunk_ids).update(
+            status=ChunkStatus.PENDING, attempts=0, error="", started_at=None, finished_at=None, dispatched_at=None
+        )
+        locked.status = JobStatus.RUNNING if locked.started_at else JobStatus.PENDING
+        locked.finished_at = None
+        locked.save(update_fields=["status", "finished_at"])
+        _refresh_job(locked)
+        _dispatch_after_commit(locked, chunk_ids)
+    job.refresh_from_db()
+    return job

@@ -45,7 +45,8 @@ def requeue_stale_chunks_task(older_than_seconds: int | None = None) -> list[int
 
 @shared_task(name="metrics_service.tasks.heal_scoring_jobs", ignore_result=True)
 def heal_scoring_jobs() -> dict[str, list[int]]:
-    """Beat (every minute): chunks of dead workers, chunks whose message never reached the broker, and
+    """Beat (every minute): chunks of dead workers, chunks whose message never reached the broker or was
+    lost there (pending ``FACTLAB_HEAL_PENDING_SECONDS`` after it was sent), and
     (last resort) chunks running longer than ``FACTLAB_SCORING_STALE_SECONDS`` are sent again."""
     from datetime import timedelta
 
@@ -54,6 +55,8 @@ def heal_scoring_jobs() -> dict[str, list[int]]:
     grace = timedelta(seconds=settings.FACTLAB_HEAL_GRACE_SECONDS)
     return {
         "orphaned": services.requeue_orphaned_chunks(grace),
-        "undispatched": services.resend_undispatched_chunks(grace),
+        "undispatched": services.resend_undispatched_chunks(
+            grace, timedelta(seconds=settings.FACTLAB_HEAL_PENDING_SECONDS)
+        ),
         "stale": services.requeue_stale_chunks(),
     }

@@ -20,11 +20,11 @@ from metrics_service.report import (
 def compute_report(
     campaign_slug: str, split: str = "all", dataset: str | None = None, system: str | None = None, partial: bool = True,
     spearman: str = "residuals", auc_references: str = "per_pair", include_incomplete: bool = False,
-    aggregation: str = "majority",
+    aggregation: str = "majority", kendall: bool = False, min_label_posterior: float | None = None,
 ) -> dict:
     """Compute (or fetch from the cache) the report of ``campaign_slug`` and return it as JSON data."""
     campaign = resolve_campaign(campaign_slug)
-    options = normalize_options(split, dataset, system, partial, spearman, auc_references, include_incomplete, aggregation)
+    options = normalize_options(split, dataset, system, partial, spearman, auc_references, include_incomplete, aggregation, kendall, min_label_posterior)
 
     def progress(step: int, total: int, section: str) -> None:
         set_report_progress(campaign, options, state="running", step=step, total=total, section=section)

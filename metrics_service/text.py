@@ -9,6 +9,8 @@ import threading
 from functools import cache
 from typing import TYPE_CHECKING
 
+from metrics_service.errors import ScorerError
+
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Doc
@@ -25,8 +27,6 @@ def _load(model: str) -> Language:
     try:
         return spacy.load(model)
     except OSError as exc:
-        from .scorers.base import ScorerError
-
         raise ScorerError(
             f"the spaCy model {model!r} is not installed; install it with "
             f"'pip install -r requirements.txt -c constraints.txt'"

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
 
+import kombu.pools
+
 from metrics_service.scorers.base import Scorer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -54,6 +56,9 @@ def _reset_producer_pool(app) -> None:
     app._pool = None
     if "amqp" in app.__dict__:
         app.amqp._producer_pool = None
+    # kombu keeps producer pools per connection URL: a closed one would be handed out again to a later
+    # test on the same Redis database ("Acquire on closed pool").
+    kombu.pools.reset()
 
 
 @contextmanager
@@ -95,7 +100,7 @@ class CeleryWorker:
         *,
         broker_url: str,
         database_url: str | None = None,
-        queues: Sequence[str] = ("cpu", "gpu"),
+        queues: Sequence[str] = ("interactive", "cpu", "gpu"),
         env: dict[str, str] | None = None,
         ready_timeout: float = 60.0,
     ):
@@ -120,6 +125,12 @@ class CeleryWorker:
             CELERY_SKIP_CHECKS="1",  # system checks are the suite's business; the worker starts faster without
             PYTHONUNBUFFERED="1",
         )
+        # The worker shares this process's cache, as web and workers share one Redis in production: a report a
+        # worker computes is read from the cache by the web side (else each would derive it from its broker db).
+        from django.conf import settings
+
+        if settings.CACHE_URL:
+            env["FACTLAB_CACHE_URL"] = settings.CACHE_URL
         env.update(self.extra_env)
         return env
 

@@ -32,7 +32,8 @@ ARTICLE = [
 
 def make_campaign(*, kind: str = CampaignKind.FRANK, status: str = CampaignStatus.RUNNING, **settings) -> Campaign:
     n = next(_seq)
-    defaults = {"tutorial_required": False, "qualification_required": False, "trap_rate": 0.0, "redundancy": 3}
+    # Speed rules off unless a test is about them (its submissions are instant: every worker would be held).
+    defaults = {"tutorial_required": False, "qualification_required": False, "trap_rate": 0.0, "redundancy": 3, "min_seconds_per_sentence": 0.0}
     defaults.update(settings)
     return Campaign.objects.create(slug=f"test-campaign-{n}", name=f"Test campaign {n}", kind=kind, status=status, **defaults)
 

@@ -1,4 +1,4 @@
-"""Self-service researchers (issue 17.5): the group after migrate, the command, the invitation flow (API and
+"""Self-service researchers: the group after migrate, the command, the invitation flow (API and
 page), researchers' own campaigns from uploads, their metric scores (jsonl and csv), and report filters."""
 from __future__ import annotations
 
@@ -201,7 +201,7 @@ def test_bad_csv_scores_fail_atomically_naming_line_and_field(campaign, research
 
 
 def test_slug_taken_between_upload_and_run_fails_the_job(admin_user, django_capture_on_commit_callbacks, monkeypatch):
-    from annotate.api.services import execute_import_job
+    from annotate.services.import_jobs import execute_import_job
     from factlab.celery import app
 
     # As with a real broker: the upload only queues the job (after commit, captured here), it runs later.

@@ -27,11 +27,15 @@ def test_admin_creates_and_moves_a_campaign(admin_client, researcher):
     assert created.json()["status"] == "draft" and created.json()["researchers"] == ["api-researcher"]
     assert admin_client.post("/api/campaigns/new-one/start/").json()["status"] == "running"
     assert admin_client.post("/api/campaigns/new-one/pause/").json()["status"] == "paused"
+    # The same rules as the campaign page: a paused campaign is resumed, never started again.
+    again = admin_client.post("/api/campaigns/new-one/start/")
+    assert again.status_code == 409 and again.json()["detail"] == "cannot start the campaign: it is paused"
     assert admin_client.post("/api/campaigns/new-one/resume/").json()["status"] == "running"
+    assert admin_client.post("/api/campaigns/new-one/resume/").status_code == 409  # only a paused campaign resumes
     finished = admin_client.post("/api/campaigns/new-one/finish/")
     assert finished.json()["status"] == "finished" and finished.json()["finished_at"]
     refused = admin_client.post("/api/campaigns/new-one/start/")
-    assert refused.status_code == 409 and "finished campaign cannot become running" in refused.json()["detail"]
+    assert refused.status_code == 409 and refused.json()["detail"] == "cannot start the campaign: it is finished"
     assert Campaign.objects.get(slug="new-one").status == "finished"
 
 

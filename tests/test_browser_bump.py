@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from annotate.bump import content as bump_content
 from annotate.models import (
     AssignmentStatus,
     BonusEntry,
+    Campaign,
     CampaignKind,
     Edit,
     Item,
@@ -18,11 +18,12 @@ from annotate.models import (
     Summary,
 )
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.services.campaigns import create_bump_campaign
+from annotate.bump.services import create_bump_campaign
 from annotate.services.imports import import_dataset
 from annotate.services.participation import get_participation, record_qualification
 from tests.browser import live_login
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
+from tests.test_bump_views import qualification_answers
 from annotate.presentation import detokenize
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -45,8 +46,8 @@ def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, sc
 
     page.goto(f"{live_server.url}/c/bump-e2e/")
     assert page.url.endswith("/bump/qualification/")
-    for edit in bump_content.TAXONOMY_EDITS:
-        page.select_option(f"select[name={edit.id}]", edit.error_type)
+    for name, code in qualification_answers(campaign, worker).items():
+        page.select_option(f"select[name={name}]", code)
     screenshot(page, "bump-01-qualification")
     page.click("#submit-qualification")
     page.wait_for_selector("#qualification-passed")
@@ -165,12 +166,15 @@ def test_task2_demo_campaign_end_to_end(browser_page, live_server, screenshot):
 
     page = browser_page
     call_command("setup_bump_demo")
-    make_worker("bump-free-editor")
+    editor = make_worker("bump-free-editor")
     live_login(page, live_server, "bump-free-editor", PASSWORD)
     page.goto(f"{live_server.url}/c/bump-task2/")
     assert page.url.endswith("/bump/qualification/")
-    for pair in bump_content.ACCURACY_PAIRS:
-        page.check(f"input[name={pair.id}][value={'yes' if pair.accurate else 'no'}]")
+    for name, value in qualification_answers(Campaign.objects.get(slug="bump-task2"), editor).items():
+        if name.endswith("_type"):
+            page.select_option(f"select[name={name}]", value)
+        else:
+            page.check(f"input[name={name}][value={value}]")
     page.click("#submit-qualification")
     page.wait_for_selector("#qualification-passed")
     page.click("#start-task")

@@ -1,4 +1,4 @@
-"""The BUMP review page in headless Chromium (issue 13): the article with the inserted words highlighted,
+"""The BUMP review page in headless Chromium: the article with the inserted words highlighted,
 the worker's pseudonym and history, Enter never submits, a decision stays in place and can be undone."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import BonusEntry, CampaignKind, Edit, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
-from annotate.services.campaigns import create_bump_campaign
+from annotate.bump.services import create_bump_campaign
 from tests.browser import live_login
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 

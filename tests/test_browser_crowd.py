@@ -1,4 +1,4 @@
-"""Crowd entry in headless Chromium (issue 14): a crowd id stays in the browser that created it, staff sessions
+"""Crowd entry in headless Chromium: a crowd id stays in the browser that created it, staff sessions
 are never swapped, task pages state the rules and keep their item with heartbeats, and the campaign page blocks
 with a reason. Screenshots go to test-output/screenshots/crowd-*.png."""
 from __future__ import annotations

@@ -92,8 +92,15 @@ def test_tutorial_then_qualification_fail_and_pass(browser_page, live_server, sc
 
 def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server, screenshot):
     page = browser_page
-    campaign = make_campaign(trap_rate=1.0, redundancy=1, trap_min_count=1, min_seconds_per_sentence=0.0)
-    make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Helen Carter voted against it."]], traps={"F1": TRAPS["F1"]})
+    # One checked answer of each class decides the balanced score: the first item earns its bonus.
+    campaign = make_campaign(trap_rate=1.0, redundancy=1, trap_min_count=1, min_seconds_per_sentence=0.0, control_min_per_class=1, bonus_confidence=0.0)
+    document = make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Helen Carter voted against it."]], traps={"F1": TRAPS["F1"]})
+    # An admin's gold labels make the summary a control item (it looks like any other).
+    from annotate.services.control_items import set_gold_label
+
+    summary = document.summaries.get()
+    set_gold_label(summary, 0, True)
+    set_gold_label(summary, 1, False, "EntE")
     worker = make_worker("ann-main")
     qualify(worker, campaign)
     make_worker("admin-main", staff=True)

@@ -11,9 +11,11 @@ from annotate.bump.edits import (
     edit_hints,
     edit_problems,
     inserted_words,
+    tokens,
     word_diff,
     word_edit_distance,
 )
+from annotate.presentation import present
 
 REF = "The FDA approved the first Ebola vaccine , made by Merck , on Thursday ."
 ARTICLE = "The FDA approved the vaccine made by Merck on Thursday. It was tested in Guinea in 2014."
@@ -42,8 +44,8 @@ def test_word_diff_marks_a_substitution_as_delete_then_insert_and_rebuilds_both_
     assert diff.index(("delete", "Merck")) + 1 == diff.index(("insert", "Pfizer"))
     rebuilt_ref = " ".join(t for op, t in diff if op != "insert")
     rebuilt_edit = " ".join(t for op, t in diff if op != "delete")
-    assert rebuilt_ref.split() == REF.split() and rebuilt_edit.split() == edited.split()
-    assert word_diff(REF, REF) == [("equal", REF)]
+    assert tokens(rebuilt_ref) == tokens(REF) and tokens(rebuilt_edit) == tokens(edited)
+    assert word_diff(REF, REF) == [("equal", "The FDA approved the first Ebola vaccine, made by Merck, on Thursday.")]
 
 
 def test_inserted_words_and_hints_tell_intrinsic_from_extrinsic():
@@ -75,31 +77,60 @@ def test_edit_problems_name_each_rule():
     assert edit_problems(REF, long, max_distance=7, count_sentences=one_sentence) == {}
 
 
-def test_taxonomy_qualification_key_covers_each_type_once_and_scores():
-    assert sorted(e.error_type for e in bump_content.TAXONOMY_EDITS) == sorted(t.code for t in bump_taxonomy.REQUESTABLE)
-    # Every qualification edit is a minimal edit of the reference.
-    for edit in bump_content.TAXONOMY_EDITS:
+def test_taxonomy_qualification_is_a_pool_drawn_per_worker_and_attempt_and_scores():
+    pool = bump_content.TAXONOMY_POOL
+    assert sorted({e.error_type for e in pool}) == sorted(t.code for t in bump_taxonomy.REQUESTABLE)
+    assert len({e.edited for e in pool}) == len(pool)  # every edit is different
+    for edit in pool:  # every qualification edit is a minimal edit of the reference
         assert 1 <= word_edit_distance(bump_content.TAXONOMY_REFERENCE, edit.edited) <= 6
-    right = {e.id: e.error_type for e in bump_content.TAXONOMY_EDITS}
-    assert bump_content.score_taxonomy(right)[0] == 1.0
-    wrong = {**right, "q1": "extrinsic_circumstance"}
-    score, marks = bump_content.score_taxonomy(wrong)
-    assert score == pytest.approx(6 / 7) and marks["q1"] is False
+    tests = [bump_content.taxonomy_test("secret", 1, worker, 0) for worker in range(30)]
+    for test in tests:
+        types = [e.error_type for e in test.edits]
+        assert all(types.count(t.code) == bump_content.TAXONOMY_EDITS_PER_TYPE for t in bump_taxonomy.REQUESTABLE)
+    assert len({tuple(e.edited for e in t.edits) for t in tests}) == 30  # another test for every worker
+    assert bump_content.taxonomy_test("secret", 1, 7, 0) == tests[7]  # the same on every page load
+    assert bump_content.taxonomy_test("secret", 1, 7, 1) != tests[7]  # a new draw per attempt
+    assert bump_content.taxonomy_test("other", 1, 7, 0) != tests[7]  # unpredictable without the secret
+    test = tests[0]
+    right = {f"e{n}": e.error_type for n, e in enumerate(test.edits, start=1)}
+    assert bump_content.score_taxonomy(right, test)[0] == 1.0
+    other = next(c for c in bump_content.REQUESTABLE_CODES if c != right["e1"])
+    score, marks = bump_content.score_taxonomy({**right, "e1": other}, test)
+    assert score == pytest.approx(13 / 14) and marks["e1"] is False
     with pytest.raises(bump_content.QualificationAnswerError, match="Edit 2: choose"):
-        bump_content.score_taxonomy({"q1": "coreference"})
+        bump_content.score_taxonomy({"e1": "coreference"}, test)
     with pytest.raises(bump_content.QualificationAnswerError, match="not one of the seven"):
-        bump_content.score_taxonomy({**right, "q3": "other"})
-    # The public view carries no answer.
-    assert "error_type" not in str(bump_content.taxonomy_public_view()["edits"])
+        bump_content.score_taxonomy({**right, "e3": "other"}, test)
+    # The public view carries no answer, and shows each edit as a person writes it.
+    view = bump_content.taxonomy_public_view(test)
+    assert "error_type" not in str(view["edits"]) and [e["edited"] for e in view["edits"]] == [present(e.edited) for e in test.edits]
 
 
-def test_accuracy_qualification_scores_all_four():
-    right = {p.id: "yes" if p.accurate else "no" for p in bump_content.ACCURACY_PAIRS}
-    assert len(right) == 4 and bump_content.score_accuracy(right) == (1.0, dict.fromkeys(right, True))
-    assert bump_content.score_accuracy({**right, "a1": "no"})[0] == 0.75
-    with pytest.raises(bump_content.QualificationAnswerError, match="Pair 4"):
-        bump_content.score_accuracy({k: v for k, v in right.items() if k != "a4"})
-    assert "accurate" not in str(bump_content.accuracy_public_view())
+def test_accuracy_qualification_is_a_pool_and_asks_for_the_error_type():
+    tests = [bump_content.accuracy_test("secret", 1, worker, 0) for worker in range(30)]
+    for test in tests:
+        labels = [s.error_type for s in test.summaries]
+        assert labels.count(None) == bump_content.ACCURACY_ACCURATE_PER_TEST
+        assert sorted(label for label in labels if label) == sorted(bump_content.REQUESTABLE_CODES)
+    assert len({tuple(s.summary for s in t.summaries) for t in tests}) == 30
+    test = tests[0]
+    right: dict[str, str] = {}
+    for n, s in enumerate(test.summaries, start=1):
+        right[f"s{n}"] = "yes" if s.error_type is None else "no"
+        if s.error_type:
+            right[f"s{n}_type"] = s.error_type
+    assert bump_content.score_accuracy(right, test)[0] == 1.0
+    accurate = next(k for k in right if right[k] == "yes")
+    erroneous = next(k for k in right if right[k] == "no")
+    assert bump_content.score_accuracy({**right, accurate: "no", f"{accurate}_type": "coreference"}, test)[0] == pytest.approx(10 / 11)
+    wrong_type = next(c for c in bump_content.REQUESTABLE_CODES if c != right[f"{erroneous}_type"])
+    assert bump_content.score_accuracy({**right, f"{erroneous}_type": wrong_type}, test)[1][erroneous] is False  # "No" alone is not enough
+    assert bump_content.score_accuracy({**right, erroneous: "yes"}, test)[1][erroneous] is False
+    with pytest.raises(bump_content.QualificationAnswerError, match="choose the error's type"):
+        bump_content.score_accuracy({**right, f"{erroneous}_type": ""}, test)
+    with pytest.raises(bump_content.QualificationAnswerError, match="Summary 11"):
+        bump_content.score_accuracy({k: v for k, v in right.items() if k != "s11"}, test)
+    assert "error_type" not in str(bump_content.accuracy_public_view(test)["summaries"])
 
 
 def test_sentence_rule_counts_punctuation_so_a_one_word_edit_never_moves_a_boundary(samples_dir):
@@ -116,3 +147,13 @@ def test_sentence_rule_counts_punctuation_so_a_one_word_edit_never_moves_a_bound
         added = reference + " Officials denied it ."
         assert "adds a sentence" in edit_problems(reference, added, max_distance=6, count_sentences=count_sentences)["edited"]
     assert count_sentences("The U.S. agency approved it on Jan. 5 . It was late .") == 2
+
+
+def test_a_diff_reads_as_text_never_as_tokens():
+    reference = "Mary was a 19-year-old operator at the time . Karo claimed 'hats' ( red ) for $5,000 ."
+    edited = "Mary was a 20-year-old operator at the time. Karo claimed 'hats' (red) for $5,000."
+    assert word_diff(reference, edited) == [
+        ("equal", "Mary was a"), ("delete", "19-year-old"), ("insert", "20-year-old"),
+        ("equal", "operator at the time. Karo claimed 'hats' (red) for $5,000."),
+    ]
+    assert word_edit_distance(reference, edited) == 1

@@ -9,7 +9,7 @@ from django.core.management import call_command
 from annotate.bump.exporter import iter_bump_records
 from annotate.models import Campaign, CampaignKind, Edit, MetricScore, Summary
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.services.campaigns import create_bump_campaign
+from annotate.bump.services import create_bump_campaign
 from annotate.services.imports import import_dataset
 from annotate.bump.review import make_reviewer, review_edit
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify

@@ -1,4 +1,4 @@
-"""BUMP quality control (issue 13): edits compared on words whatever the spacing, pay follows review,
+"""BUMP quality control: edits compared on words whatever the spacing, pay follows review,
 review scoped to its campaign and never of one's own edits, the review page shows what a decision needs."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import BonusEntry, CampaignKind, Edit, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv, worker_total
-from annotate.services.campaigns import create_bump_campaign
+from annotate.bump.services import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 

@@ -17,13 +17,30 @@ from annotate.models import (
     QualificationStatus,
     Summary,
 )
-from annotate.services.campaigns import create_bump_campaign
+from annotate.bump.services import create_bump_campaign
 from annotate.services.participation import get_participation
+from annotate.bump.protocol import qualification_test
 from annotate.bump.review import make_reviewer
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
-RIGHT_TYPES = {e.id: e.error_type for e in bump_content.TAXONOMY_EDITS}
+
+
+def qualification_answers(campaign, worker, *, wrong: int = 0) -> dict[str, str]:
+    """The form answers that the worker's current (drawn) qualification test counts right, the first
+    ``wrong`` of them made wrong."""
+    test = qualification_test(get_participation(worker, campaign))
+    answers: dict[str, str] = {}
+    if isinstance(test, bump_content.TaxonomyTest):
+        for n, edit in enumerate(test.edits, start=1):
+            answers[f"e{n}"] = edit.error_type if n > wrong else next(c for c in bump_content.REQUESTABLE_CODES if c != edit.error_type)
+        return answers
+    for n, summary in enumerate(test.summaries, start=1):
+        right = "yes" if summary.error_type is None else "no"
+        answers[f"s{n}"] = right if n > wrong else {"yes": "no", "no": "yes"}[right]
+        if answers[f"s{n}"] == "no":
+            answers[f"s{n}_type"] = summary.error_type or "coreference"
+    return answers
 
 
 @pytest.fixture
@@ -43,40 +60,51 @@ def test_entry_sends_a_new_worker_to_the_qualification_which_hides_the_key(clien
     response = client.get("/c/t1/")
     assert response.status_code == 302 and response["Location"] == "/c/t1/bump/qualification/"
     page = client.get("/c/t1/bump/qualification/").content.decode()
-    assert page.count("<select name=") == 7 and "Lindqvist Museum" in page
-    for code in RIGHT_TYPES.values():  # codes appear once per select as options, never tied to an edit
-        assert page.count(f'value="{code}"') == 7
+    n = 7 * bump_content.TAXONOMY_EDITS_PER_TYPE
+    assert page.count("<select name=") == n and "Lindqvist Museum" in page
+    for code in bump_content.REQUESTABLE_CODES:  # codes appear once per select as options, never tied to an edit
+        assert page.count(f'value="{code}"') == n
+    assert all(f'name="e{k}"' in page for k in range(1, n + 1)) and "error_type" not in page
 
 
 def test_taxonomy_qualification_incomplete_then_wrong_then_right(client, task1):
     worker = make_worker()
     _login(client, worker)
-    partial = client.post("/c/t1/bump/qualification/", {"q1": RIGHT_TYPES["q1"]})
+    right = qualification_answers(task1, worker)
+    partial = client.post("/c/t1/bump/qualification/", {"e1": right["e1"]})
     assert partial.status_code == 400 and "Edit 2: choose its error type." in partial.content.decode()
-    assert 'value="{}" selected'.format(RIGHT_TYPES["q1"]) in partial.content.decode()  # the answers stay
+    assert 'value="{}" selected'.format(right["e1"]) in partial.content.decode()  # the answers stay
     assert get_participation(worker, task1).qualification_attempts == 0
-    wrong = client.post("/c/t1/bump/qualification/", {**RIGHT_TYPES, "q2": "intrinsic_predicate"})
-    assert "did not pass" in wrong.content.decode() and "86%" not in wrong.content.decode()  # pass or fail only
-    right = client.post("/c/t1/bump/qualification/", RIGHT_TYPES)
+    first = qualification_test(get_participation(worker, task1))
+    wrong = client.post("/c/t1/bump/qualification/", qualification_answers(task1, worker, wrong=3))  # 11/14 = 79%
+    assert "did not pass" in wrong.content.decode() and "79%" not in wrong.content.decode()  # pass or fail only
+    # The second attempt is another draw: the first attempt's answers are no key to it.
+    assert qualification_test(get_participation(worker, task1)) != first
+    right = client.post("/c/t1/bump/qualification/", qualification_answers(task1, worker))  # BUMP: no mistake allowed
     assert "You passed" in right.content.decode()
     assert get_participation(worker, task1).qualification_status == QualificationStatus.PASSED
     assert client.get("/c/t1/")["Location"] == "/c/t1/bump/task/"
 
 
 def test_accuracy_qualification_and_the_exclusive_pool(client, task1):
-    task2 = create_bump_campaign("t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, exclusive_with=task1)
+    task2 = create_bump_campaign("t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, exclusive_with=task1,
+                                 qualification_attempts=2)
     make_bump_document(task2)
     took_t1, fresh = make_worker(), make_worker()
     _login(client, took_t1)
-    client.post("/c/t1/bump/qualification/", RIGHT_TYPES)
+    client.post("/c/t1/bump/qualification/", qualification_answers(task1, took_t1))
     refused = client.get("/c/t2/")
     assert refused.status_code == 403 and "did not take part in the related taxonomy task" in refused.content.decode()
     assert client.get("/c/t2/bump/qualification/")["Location"] == "/c/t2/"
     _login(client, fresh)
     page = client.get("/c/t2/bump/qualification/").content.decode()
-    assert page.count("Is the summary accurate?") == 4
-    answers = {p.id: "yes" if p.accurate else "no" for p in bump_content.ACCURACY_PAIRS}
-    assert "You passed" in client.post("/c/t2/bump/qualification/", answers).content.decode()
+    assert page.count("Is the summary accurate?") == 11 and "Kirkby" in page
+    typeless = {k: v for k, v in qualification_answers(task2, fresh).items() if not k.endswith("_type")}
+    missing = client.post("/c/t2/bump/qualification/", typeless)
+    assert missing.status_code == 400 and "you answered No; choose the error" in missing.content.decode()
+    failed = client.post("/c/t2/bump/qualification/", qualification_answers(task2, fresh, wrong=1))  # 10/11: BUMP allows no mistake
+    assert "did not pass" in failed.content.decode()
+    assert "You passed" in client.post("/c/t2/bump/qualification/", qualification_answers(task2, fresh)).content.decode()
     task_page = client.get("/c/t2/bump/task/").content.decode()
     assert "introduce one factual error of any kind" in task_page and "not-applicable" not in task_page
     assert "Do not write a new summary from scratch" in task_page and "same coverage" in task_page and "grammatical" in task_page
@@ -103,6 +131,8 @@ def test_task_page_and_submit_api(client, task1):
     ok = client.post(url, {"checkpoint": assignment.checkpoint_code.lower(), "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"),
                            "submission_key": "abc"}, content_type="application/json")
     assert ok.status_code == 200 and ok.json()["next"] == "/c/t1/done/?submitted=1"
+    # The shared submit view: the same answer as FRANK's, saying whether the worker is now blocked.
+    assert ok.json()["blocked"] is False and ok.json()["detail"] == ""
     again = client.post(url, {"checkpoint": assignment.checkpoint_code, "edited": "x", "submission_key": "abc"}, content_type="application/json")
     assert again.json()["duplicate"] is True and Edit.objects.count() == 1
 
@@ -180,7 +210,7 @@ def test_setup_bump_demo_falls_back_to_the_committed_copy(settings, tmp_path):
 def test_admin_campaign_page_links_to_the_review_queue(client):
     from django.contrib.auth import get_user_model
 
-    from annotate.services.campaigns import create_bump_campaign
+    from annotate.bump.services import create_bump_campaign
 
     campaign = create_bump_campaign(slug="bump-admin-link", name="BUMP admin link", kind="bump_taxonomy")
     admin = get_user_model().objects.create_user("bump-admin-link", password="pw-Admin-123", is_staff=True)
@@ -188,3 +218,31 @@ def test_admin_campaign_page_links_to_the_review_queue(client):
     page = client.get(f"/manage/{campaign.slug}/")
     assert page.status_code == 200
     assert f'href="/c/{campaign.slug}/bump/review/"' in page.content.decode()
+
+
+def _task_data(page: str) -> dict:
+    import re
+
+    return json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', page, re.S).group(1))
+
+
+@pytest.mark.parametrize("sample", ["bump_task1_sample.json", "bump_task2_sample.json"])
+def test_the_shown_reference_submitted_unchanged_is_refused_on_every_sample_item(client, samples_dir, sample):
+    """The edit check compares against the text as the page shows it (quotes, spacing), never the stored one."""
+    rows = json.loads((samples_dir / sample).read_text(encoding="utf-8"))
+    for number, row in enumerate(rows):
+        campaign = create_bump_campaign(f"s{number}", "Sample", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)
+        make_bump_document(campaign, reference=row["reference_summary"], article=row["article"])
+        worker = make_worker()
+        qualify(worker, campaign)
+        _login(client, worker)
+        page = client.get(f"/c/{campaign.slug}/bump/task/").content.decode()
+        data = _task_data(page)
+        assert " ." not in data["reference"] and "19 - year" not in page
+        assignment = Assignment.objects.get(worker=worker)
+        response = client.post(f"/c/{campaign.slug}/bump/task/{assignment.pk}/submit/", {
+            "checkpoint": assignment.checkpoint_code, "edited": data["reference"], "submission_key": f"k{number}",
+        }, content_type="application/json")
+        assert response.status_code == 400, (sample, number, data["reference"])
+        assert "same as the original" in response.json()["detail"]
+    assert Edit.objects.count() == 0

@@ -20,7 +20,7 @@ from annotate.models import (
 from annotate.bump.protocol import checkpoint_matches, new_checkpoint_code
 from annotate.bump.selectors import exportable_pairs, open_expert_items
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.services.campaigns import create_bump_campaign
+from annotate.bump.services import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 from annotate.services.participation import (
     eligibility_problem,

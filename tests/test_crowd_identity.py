@@ -1,4 +1,4 @@
-"""Crowd identity, completion and payment (issue 14): each attack found on the crowd entry is a regression test.
+"""Crowd identity, completion and payment: each attack found on the crowd entry is a regression test.
 
 Arrivals go through the real entry view (Django test client, PostgreSQL, the Redis-backed rate-limit cache);
 every id, address and campaign is unique to its test, so rate counters never carry over between tests.
@@ -460,10 +460,12 @@ def test_task_page_states_pay_bonus_owed_and_blocking_rules_without_revealing_ch
     client.force_login(worker.user)
     page = client.get(reverse("annotate:frank-task", args=[campaign.slug])).content.decode()
     assert "$0.75</strong> per item" in page
-    assert "$1.00</strong> per item submitted while at least 60%" in page
+    assert "$1.00</strong> per item submitted while your agreement with our known answers is at least 60%" in page
     assert 'id="owed-so-far">$2.25<' in page
     assert "A wrong answer ends your participation" in page
-    assert "fewer than 50% are judged correctly, your participation ends" in page
+    assert "giving the same answer everywhere scores 50%" in page and "If it falls below 60%" in page
+    assert "fewer than 50% of at least 3 added check sentences are judged correctly, your participation ends" in page
+    assert "working consistently faster holds your pay" in page
     assignment = Assignment.objects.get(worker=worker)
     assert reverse("annotate:assignment-heartbeat", args=[campaign.slug, assignment.pk]) in page
     rules = page[page.index('id="worker-rules"'):page.index("</details>")]

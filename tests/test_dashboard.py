@@ -40,6 +40,11 @@ def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
     assert charts["ablation"]["type"] == "heatmap" and 'id="dashboard-charts"' in html
     assert "rouge1" in html and "2246 summaries" in html
     assert 'id="balanced-accuracy"' in html and "single threshold" in html and "Spearman of the residuals" in html
+    # Readable labels: full category names beside the codes, no repeated word in the captions.
+    assert "Relation error (RelE)" in [series["name"] for series in charts["errors"]["series"]]
+    assert "Entity error (EntE)" in charts["ablation"]["columns"] and "EntE" not in charts["ablation"]["columns"]
+    assert charts["scatter"]["y_label"] == "human factuality"
+    assert "Spearman Spearman" not in html and "Spearman Spearman" not in client.get(url, {"spearman": "ranks"}).content.decode()
     assert response.context["tables"]["correlations"][0]["pearson_ci"].startswith("[")
     assert client.get(url, {"fingerprint": "1"}).json()["fingerprint"] == response.context["fingerprint"]
 

@@ -1,4 +1,4 @@
-"""Export formats (issue 17.6) through the API: format/kind fit, imported BUMP pairs in jsonl/csv, Parquet
+"""Export formats through the API: format/kind fit, imported BUMP pairs in jsonl/csv, Parquet
 in a Hugging Face datasets layout, and the QAGS dataset taken from the data or an option."""
 from __future__ import annotations
 

@@ -7,6 +7,12 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from annotate.frank.protocol import (
+    build_layout,
+    task_page_data,
+    trap_answer_correct,
+)
+from annotate.frank.services import check_entity_answer
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -17,12 +23,7 @@ from annotate.models import (
     Trap,
     TrapAnswer,
 )
-from annotate.frank.protocol import (
-    build_layout,
-    check_entity_answer,
-    task_page_data,
-    trap_answer_correct,
-)
+from annotate.protocols import protocol_for
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
@@ -209,7 +210,9 @@ def test_trap_score_below_threshold_blocks_after_min_count():
     assert submit_assignment(a1.pk, worker, answers_for(a1, trap_right=False)).blocked_reason is None
     a2 = request_assignment(worker, campaign)
     outcome = submit_assignment(a2.pk, worker, answers_for(a2, trap_right=False))
-    assert outcome.blocked_reason and "0 of 4" in outcome.blocked_reason
+    # Mechanical traps weigh half: 4 of them are not yet decisive for the combined score (2 per class needed),
+    # but the traps' own rule is, after trap_min_count of them.
+    assert outcome.blocked_reason and "only 0 of 4" in outcome.blocked_reason and "0%" in outcome.blocked_reason
     p = Participation.objects.get(worker=worker)
     assert p.is_blocked and p.trap_score == 0
     assert not BonusEntry.objects.filter(worker=worker).exclude(reason="pay per item").exists()
@@ -217,10 +220,21 @@ def test_trap_score_below_threshold_blocks_after_min_count():
         request_assignment(worker, campaign)
 
 
+
+def full_weight_traps(campaign) -> None:
+    """Prepare the pages (which add copy traps), then give every trap full weight, as human-written ones have
+    (mechanical ones count half), so that one item's two traps decide the balanced score."""
+    protocol_for(campaign.kind).prepare_campaign(campaign)
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0)
+
+
 def test_bonus_per_item_at_quality_and_streak_every_ten_without_double_payment():
-    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, bonus_streak_size=2, redundancy=1)
+    # Two summaries, so each page shows both traps: the balanced score is known from the first item on.
+    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, bonus_streak_size=2, redundancy=1, control_min_per_class=1,
+                             bonus_confidence=0.0)
     for _ in range(3):
-        make_document(campaign, summaries=[["Greenvale approved a budget."]], traps=TRAPS)
+        make_document(campaign, summaries=[["Greenvale approved a budget."], ["The council met."]], traps=TRAPS)
+    full_weight_traps(campaign)
     worker = make_worker()
     keys = []
     for _ in range(3):
@@ -316,17 +330,21 @@ def test_unqualified_worker_gets_no_item_and_qualified_one_does():
 def test_a_frank_bonus_is_decided_with_the_score_at_submission():
     from annotate.services.bonuses import award_submission_pay_and_bonus
 
-    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, trap_min_count=50, redundancy=1)
+    campaign = make_campaign(
+        trap_rate=1.0, entity_check_enabled=False, trap_min_count=50, redundancy=1, control_min_per_class=1, control_block_threshold=0.0,
+        bonus_confidence=0.0,
+    )
     for _ in range(2):
-        make_document(campaign, summaries=[["Greenvale approved a budget."]], traps=TRAPS)
+        make_document(campaign, summaries=[["Greenvale approved a budget."], ["The council met."]], traps=TRAPS)
+    full_weight_traps(campaign)
     worker = make_worker()
     first = request_assignment(worker, campaign)
-    submit_assignment(first.pk, worker, answers_for(first))  # trap right: score 100%, bonus owed
+    submit_assignment(first.pk, worker, answers_for(first))  # both traps right: balanced score 1.0, bonus owed
     second = request_assignment(worker, campaign)
-    submit_assignment(second.pk, worker, answers_for(second, trap_right=False))  # score now 50%: no bonus
+    submit_assignment(second.pk, worker, answers_for(second, trap_right=False))  # now 0.5: no bonus
     bonuses = lambda: sorted(BonusEntry.objects.filter(worker=worker, reason__startswith="item").values_list("assignment_id", "reason"))
     decided = bonuses()
-    assert [a for a, _ in decided] == [first.pk] and "quality score 100%" in decided[0][1]
+    assert [a for a, _ in decided] == [first.pk] and "balanced control score 1.00" in decided[0][1]
     # A later recomputation with another score changes nothing: the decision belongs to the submission.
     participation = Participation.objects.get(worker=worker, campaign=campaign)
     Participation.objects.filter(pk=participation.pk).update(trap_correct=2, trap_total=2)
@@ -338,7 +356,8 @@ def test_a_frank_bonus_is_decided_with_the_score_at_submission():
 def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_document():
     import random
 
-    from annotate.frank.entities import entity_pool, entity_question as _entity_question
+    from annotate.frank.entities import entity_pool
+    from annotate.frank.entities import entity_question as _entity_question
 
     campaign = make_campaign()
     document = make_document(campaign, negative_entity="the changes")  # a non-entity is never an option

@@ -1,4 +1,4 @@
-"""Traps cannot be told from genuine summary sentences by their look (issue 13, points 1-4)."""
+"""Traps cannot be told from genuine summary sentences by their look."""
 from __future__ import annotations
 
 import random
@@ -15,7 +15,7 @@ from benchmarks.trap_style_auc import (
 
 def test_detokenize_joins_corpus_tokens_and_leaves_plain_text_alone():
     assert detokenize("study 's author , dr kujala could n't go .") == "study's author, dr kujala couldn't go."
-    assert detokenize("he said \" hello \" ( today ) .") == 'he said "hello" (today).'
+    assert detokenize("he said \" hello \" ( today ) .") == 'he said “hello” (today).'
     plain = "The council's budget, approved on Monday, wasn't final."
     assert detokenize(plain) == plain
 
@@ -33,7 +33,8 @@ def test_every_shown_sentence_gets_the_same_number_of_underlines():
     article = ["The council approved the budget .", "Schools will open in 2026 .", "It rained on Monday ."]
     shown_article, pages = present_page(article, [["the council approved it ."]], ["zebras dance at night ."], 2)
     assert shown_article[0] == "The council approved the budget."
-    assert [s["text"] for s in pages[0]] == ["the council approved it.", "zebras dance at night."]
+    # A lower-case summary is truecased, and its trap with it.
+    assert [s["text"] for s in pages[0]] == ["The council approved it.", "Zebras dance at night."]
     assert [len(s["relevant"]) for s in pages[0]] == [2, 2]
 
 

@@ -257,7 +257,8 @@ def test_no_gold_reaches_the_annotator(client):
 
 
 def test_admin_page_is_staff_only_and_shows_workers_and_actions(client):
-    campaign = make_campaign(entity_check_enabled=False, trap_rate=1.0, status=CampaignStatus.DRAFT)
+    # One checked answer of each class decides the balanced score here, so the first item earns its bonus.
+    campaign = make_campaign(entity_check_enabled=False, trap_rate=1.0, status=CampaignStatus.DRAFT, control_min_per_class=1, bonus_confidence=0.0)
     make_document(campaign, traps=TRAPS)
     page_url = reverse("annotate:manage-campaign", args=[campaign.slug])
     annotator = make_worker("annotator-1")
@@ -271,6 +272,7 @@ def test_admin_page_is_staff_only_and_shows_workers_and_actions(client):
     assert campaign.status == CampaignStatus.RUNNING
     w = make_worker("prolific-p7", provider="prolific", external_id="p7")
     a = request_assignment(w, campaign)
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0)  # full weight, as human-written traps have
     age(a)
     from annotate.services.assignments import submit_assignment
 

@@ -171,7 +171,10 @@ def _api_paths(campaign, document) -> list[str]:
     names = sorted(k for k in resolver.reverse_dict if isinstance(k, str))
     paths = []
     for name in names:
-        for kwargs in ({}, {"slug": campaign.slug}, {"pk": document.pk}, {"slug": campaign.slug, "pk": document.pk}):
+        for kwargs in (
+            {}, {"slug": campaign.slug}, {"pk": document.pk}, {"slug": campaign.slug, "pk": document.pk},
+            {"slug": campaign.slug, "filename": "correlations.csv"},
+        ):
             try:
                 paths.append(reverse(f"api:{name}", kwargs=kwargs))
                 break
@@ -203,10 +206,11 @@ def test_api_gives_annotators_no_data_with_session_or_token(world):
 
 
 def test_bump_pages_carry_no_qualification_key():
-    """BUMP Task 1 (which edit has which error type) and Task 2 (which pair is accurate) keys stay on the server."""
+    """BUMP Task 1 (which edit has which error type) and Task 2 (which summary is accurate, and its error type)
+    keys stay on the server."""
     from annotate.bump import content as bump_content
     from annotate.models import CampaignKind, CampaignStatus
-    from annotate.services.campaigns import create_bump_campaign
+    from annotate.bump.services import create_bump_campaign
     from tests.factories import make_bump_document
 
     task1 = create_bump_campaign("leak-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
@@ -228,5 +232,6 @@ def test_bump_pages_carry_no_qualification_key():
     for where, body in pages.items():
         leak = re.search(r"error_type|\"accurate\"|data-(?:answer|key|gold|type)=|\bselected\b|\bchecked\b", body)
         assert leak is None, f"{where}: {leak.group(0)!r}"
-        for edit in bump_content.TAXONOMY_EDITS:  # never an edit next to its type's code
-            assert f'{edit.id}" value="{edit.error_type}' not in body and f"{edit.id}:{edit.error_type}" not in body
+        for n in range(1, 7 * bump_content.TAXONOMY_EDITS_PER_TYPE + 1):  # never a question next to a type's code
+            for code in bump_content.REQUESTABLE_CODES:
+                assert f'e{n}" value="{code}' not in body and f"e{n}:{code}" not in body and f"s{n}:{code}" not in body

@@ -249,17 +249,17 @@ def test_http_concurrent_identical_submits_store_one_annotation():
 def test_acknowledged_submission_is_committed_before_the_response(monkeypatch):
     """The JSON "ok" is built outside any transaction, and another connection sees the rows right after."""
     require_postgresql()
-    import annotate.frank.views as frank_views
+    import annotate.views.tasks as task_views  # the submit view every protocol shares
 
     seen_in_atomic: list[bool] = []
-    real_json_response = frank_views.JsonResponse
+    real_json_response = task_views.JsonResponse
 
     def spying_json_response(data, *args, **kwargs):
         if isinstance(data, dict) and data.get("ok"):
             seen_in_atomic.append(connection.in_atomic_block)
         return real_json_response(data, *args, **kwargs)
 
-    monkeypatch.setattr(frank_views, "JsonResponse", spying_json_response)
+    monkeypatch.setattr(task_views, "JsonResponse", spying_json_response)
     campaign, worker, assignment = _setup()
     client = Client()
     client.force_login(worker.user)
@@ -277,7 +277,7 @@ def test_acknowledged_submission_is_committed_before_the_response(monkeypatch):
 
 def _bump_task():
     from annotate.models import CampaignKind, CampaignStatus
-    from annotate.services.campaigns import create_bump_campaign
+    from annotate.bump.services import create_bump_campaign
     from tests.factories import make_bump_document
 
     campaign = create_bump_campaign(

@@ -1,4 +1,4 @@
-"""Import limits (issue 16): every hostile or broken file is refused while it is read, the refusal names the
+"""Import limits: every hostile or broken file is refused while it is read, the refusal names the
 file, the record and the field, nothing is stored, and the command line prints one line without a traceback."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from django.core.files.base import ContentFile
 from django.db import connection
 from django.utils import timezone
 
-from annotate.api.services import execute_import_job, purge_import_uploads
+from annotate.services.import_jobs import execute_import_job, purge_import_uploads
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, Document, ImportJob, ImportStatus, Summary
 from annotate.services.imports import import_dataset, import_scores

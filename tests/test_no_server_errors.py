@@ -1,4 +1,4 @@
-"""Regression tests of the server errors found by fuzzing (issue 16): each case answers 4xx, never 5xx."""
+"""Regression tests of the server errors found by fuzzing: each case answers 4xx, never 5xx."""
 from __future__ import annotations
 
 import json

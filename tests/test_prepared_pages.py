@@ -136,7 +136,7 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
     campaign = imported_subset(settings)
     # No blocking: the worker answers "factual" everywhere, so with random traps its score could fall below
     # the threshold within three items, and a blocked worker's page has no task (as in the load benchmark).
-    Campaign.objects.filter(pk=campaign.pk).update(trap_rate=0.5, pay_per_item="0.10", trap_block_threshold=0.0)
+    Campaign.objects.filter(pk=campaign.pk).update(trap_rate=0.5, pay_per_item="0.10", trap_block_threshold=0.0, control_block_threshold=0.0)
     worker = make_worker()
     qualify(worker, campaign)
     client.force_login(worker.user)
@@ -156,6 +156,7 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
         counts.append((len(page_queries), len(entity_queries), len(submit_queries)))
     # The first cycle may run one-off queries of a fresh process (caches of content types and the like).
     page_n, entity_n, submit_n = (max(c[i] for c in counts[1:]) for i in range(3))
+    print("queries per item cycle (page, reading check, submit):", counts)
     assert page_n <= 20 and entity_n <= 10 and submit_n <= 22, counts  # submit: + pay and bonus ledger entries
 
 

@@ -1,4 +1,4 @@
-"""Safe deployment defaults (issue 16): DEBUG only when asked for, no start without a real secret key, a separate
+"""Safe deployment defaults: DEBUG only when asked for, no start without a real secret key, a separate
 pseudonym key in production, gunicorn and the container in production mode, API tokens that expire and end
 with a password change."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Research-scale paths (issue 15): bulk imports, spaCy once per distinct text, stored live counts behind
+"""Research-scale paths: bulk imports, spaCy once per distinct text, stored live counts behind
 claims, cached page relevance. Speed itself is measured by the scripts in benchmarks/, not here."""
 from __future__ import annotations
 

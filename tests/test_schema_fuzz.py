@@ -23,7 +23,7 @@ from tests.test_api_fixtures import *
 from tests.test_api_fixtures import client_for
 
 # The answer must be no server error, a documented status code and content type, and a body that matches
-# the documented schema (issue 16: 0 server errors and 0 schema mismatches).
+# the documented schema (0 server errors and 0 schema mismatches).
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 

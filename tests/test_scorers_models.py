@@ -6,10 +6,14 @@ import math
 import numpy as np
 import pytest
 
+from tests.llm_server import llm_env, llm_server  # noqa: F401 (fixtures)
 from tests.tiny_models import (  # noqa: F401 (fixtures)
+    tiny_alignscore_dir,
+    tiny_causal_lm_dir,
     tiny_nli_dir,
     tiny_nli_unnamed_dir,
     tiny_seq2seq_dir,
+    tiny_t5_dir,
     wordnet_data_dir,
 )
 
@@ -154,7 +158,7 @@ def test_entailment_default_weights_missing_is_clear(name, model):
 
 
 # -- the registry ----------------------------------------------------------------------------------
-def test_every_registered_scorer(tiny_seq2seq_dir, tiny_nli_dir, wordnet_data_dir):  # noqa: F811
+def test_every_registered_scorer(tiny_seq2seq_dir, tiny_nli_dir, wordnet_data_dir, tiny_t5_dir, tiny_alignscore_dir, llm_env):  # noqa: F811
     from metrics_service.scorers import REGISTRY, Scorer, get_scorer
 
     configs = {
@@ -166,6 +170,10 @@ def test_every_registered_scorer(tiny_seq2seq_dir, tiny_nli_dir, wordnet_data_di
         "meteor": {"nltk_data": str(wordnet_data_dir)},
         "rouge": {},
         "bleu": {},
+        "minicheck": {"model": str(tiny_t5_dir)},
+        "alignscore": {"model": str(tiny_alignscore_dir / "tiny-alignscore.ckpt"), "backbone": str(tiny_alignscore_dir / "backbone")},
+        "llm_judge": {},  # the endpoint of FACTLAB_LLM_BASE_URL (a local server on a tiny causal LM)
+        "llm_frank": {},
     }
     assert set(configs) == set(REGISTRY)
     for name, config in configs.items():

@@ -1,4 +1,4 @@
-"""Clear failures and self-healing jobs (issue 16), with real Redis, PostgreSQL and Celery worker processes.
+"""Clear failures and self-healing jobs, with real Redis, PostgreSQL and Celery worker processes.
 
 * With Redis unreachable, sign-in, token creation, submission, report and dashboard work (the cache and
   the rate limits fail open) and what needs the broker answers 503 without storing anything.
@@ -20,7 +20,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from annotate.api.services import dispatch_import_job
+from annotate.services.import_jobs import dispatch_import_job
 from annotate.models import Assignment, AssignmentStatus, Campaign, ImportJob, ImportStatus, Summary
 from annotate.tasks import expire_stale_assignments, heal_import_jobs
 from factlab.jobs import SCORING_CHUNK_LOCK, broker_available, is_running
@@ -136,7 +136,8 @@ def test_the_beat_schedule_covers_every_healing_task(settings):
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert tasks == {
         "metrics_service.tasks.heal_scoring_jobs", "annotate.heal_import_jobs",
-        "annotate.expire_stale_assignments", "annotate.purge_import_uploads",
+        "annotate.expire_stale_assignments", "annotate.purge_import_uploads", "annotate.heal_page_preparations",
+        "metrics_service.refit_adaptive_labels",
     }
     from factlab.celery import app
 
@@ -191,7 +192,8 @@ def test_with_redis_down_the_site_works_and_broker_jobs_answer_503(django_user_m
     worker = make_worker("outage-worker", password="outage-worker-123")
     request_assignment(worker, campaign)
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CELERY_"))}
+    # An explicit cache location would outlive the outage: the cache must follow the dead broker here.
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CELERY_")) and k != "FACTLAB_CACHE_URL"}
     env.update(
         DATABASE_URL=worker_database_url(), REDIS_URL=DEAD_REDIS, CELERY_BROKER_URL=DEAD_REDIS, CELERY_TASK_ALWAYS_EAGER="0",
         FACTLAB_LOG_LEVEL="WARNING", DJANGO_SETTINGS_MODULE="factlab.settings",

@@ -131,3 +131,107 @@ def wordnet_data_dir(tmp_path_factory) -> Path:
         return directory
 
     return _once("nltk-data", build, tmp_path_factory)
+
+
+# -- detectors: MiniCheck (classifier and seq2seq), AlignScore, and a causal LM behind a local server ----
+def build_tiny_t5(directory: Path) -> Path:
+    """Save a tiny random T5 (the MiniCheck-Flan-T5 architecture) and its tokenizer in ``directory``."""
+    import torch
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    tokenizer = build_tokenizer(128)
+    config = T5Config(
+        vocab_size=len(tokenizer), d_model=32, d_kv=16, d_ff=64, num_layers=2, num_decoder_layers=2, num_heads=2,
+        initializer_factor=4.0, dropout_rate=0.0, pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(2)
+    T5ForConditionalGeneration(config).eval().save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def _tiny_roberta_config(tokenizer, **extra):
+    from transformers import RobertaConfig
+
+    return RobertaConfig(
+        vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=130, initializer_range=0.5, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        **extra,
+    )
+
+
+def build_tiny_minicheck_roberta(directory: Path) -> Path:
+    """A tiny random 2-label RoBERTa classifier (the MiniCheck-RoBERTa architecture; label 1 = supported)."""
+    import torch
+    from transformers import RobertaForSequenceClassification
+
+    tokenizer = build_tokenizer(128)
+    torch.manual_seed(3)
+    model = RobertaForSequenceClassification(_tiny_roberta_config(tokenizer, num_labels=2)).eval()
+    model.save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+def build_tiny_alignscore_checkpoint(directory: Path) -> Path:
+    """A tiny AlignScore in the released checkpoint's layout: ``directory/backbone`` (config + tokenizer of a
+    RoBERTa) and ``directory/tiny-alignscore.ckpt`` (a Lightning-style ``state_dict`` with ``base_model.*``,
+    ``mlm_head.*`` and the ``bin_layer`` / ``tri_layer`` / ``reg_layer`` heads)."""
+    import torch
+    from transformers import RobertaModel
+
+    tokenizer = build_tokenizer(128)
+    config = _tiny_roberta_config(tokenizer)
+    torch.manual_seed(4)
+    backbone = RobertaModel(config, add_pooling_layer=True).eval()
+    (directory / "backbone").mkdir()
+    config.save_pretrained(directory / "backbone")
+    tokenizer.save_pretrained(directory / "backbone")
+    state = {f"base_model.{k}": v for k, v in backbone.state_dict().items()}
+    for name, n_out in (("bin_layer", 2), ("tri_layer", 3), ("reg_layer", 1)):
+        layer = torch.nn.Linear(config.hidden_size, n_out)
+        torch.nn.init.normal_(layer.weight, std=0.5)
+        state.update({f"{name}.{k}": v for k, v in layer.state_dict().items()})
+    state["mlm_head.bias"] = torch.zeros(config.vocab_size)
+    torch.save({"state_dict": state, "hyper_parameters": {"model_name_or_path": "roberta-large"}}, directory / "tiny-alignscore.ckpt")
+    return directory
+
+
+def build_tiny_causal_lm(directory: Path) -> Path:
+    """A tiny random GPT-2 and its tokenizer: the model behind the test OpenAI-compatible server."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    tokenizer = build_tokenizer(512)
+    tokenizer.add_tokens(["Yes", "No"])  # one token each, as in real chat models' vocabularies
+    config = GPT2Config(
+        vocab_size=len(tokenizer), n_positions=512, n_embd=32, n_layer=2, n_head=2, initializer_range=0.5,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(5)
+    GPT2LMHeadModel(config).eval().save_pretrained(directory)
+    tokenizer.save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_t5_dir(tmp_path_factory) -> Path:
+    return _once("tiny-t5", build_tiny_t5, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_minicheck_roberta_dir(tmp_path_factory) -> Path:
+    return _once("tiny-minicheck-roberta", build_tiny_minicheck_roberta, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_alignscore_dir(tmp_path_factory) -> Path:
+    return _once("tiny-alignscore", build_tiny_alignscore_checkpoint, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_lm_dir(tmp_path_factory) -> Path:
+    return _once("tiny-gpt2", build_tiny_causal_lm, tmp_path_factory)

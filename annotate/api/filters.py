@@ -16,11 +16,12 @@ from django.db.models import (
     When,
 )
 
+from annotate.kinds import kind_choices
+from annotate.api.query_options import DatasetFilter
 from annotate.models import (
     Assignment,
     AssignmentStatus,
     Campaign,
-    CampaignKind,
     CampaignStatus,
     Dataset,
     Document,
@@ -63,7 +64,7 @@ def _worker_status(queryset: QuerySet, name: str, value: str) -> QuerySet:
 
 class CampaignFilter(df.FilterSet):
     status = df.ChoiceFilter(choices=CampaignStatus.choices)
-    kind = df.ChoiceFilter(choices=CampaignKind.choices)
+    kind = df.ChoiceFilter(choices=kind_choices)
 
     class Meta:
         model = Campaign
@@ -71,7 +72,7 @@ class CampaignFilter(df.FilterSet):
 
 
 class DocumentFilter(df.FilterSet):
-    dataset = df.ChoiceFilter(choices=DATASET_CHOICES)
+    dataset = DatasetFilter()
     split = df.ChoiceFilter(choices=SPLIT_CHOICES)
     external_id = df.CharFilter()
 
@@ -82,7 +83,7 @@ class DocumentFilter(df.FilterSet):
 
 class SummaryFilter(df.FilterSet):
     system = df.CharFilter()
-    dataset = df.ChoiceFilter(field_name="document__dataset", choices=DATASET_CHOICES)
+    dataset = DatasetFilter(field_name="document__dataset")
     split = df.ChoiceFilter(field_name="document__split", choices=SPLIT_CHOICES)
     document = df.CharFilter(field_name="document__external_id", help_text="Document external id (hash).")
     is_reference = df.BooleanFilter()
@@ -120,7 +121,7 @@ class _WorkDoneFilter(df.FilterSet):
 
 class JudgementFilter(_WorkDoneFilter):
     system = df.CharFilter(field_name="summary__system")
-    dataset = df.ChoiceFilter(field_name="summary__document__dataset", choices=DATASET_CHOICES)
+    dataset = DatasetFilter(field_name="summary__document__dataset")
     split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
     summary = df.NumberFilter(field_name="summary_id")
     factual = df.BooleanFilter()
@@ -132,7 +133,7 @@ class JudgementFilter(_WorkDoneFilter):
 
 class EditFilter(_WorkDoneFilter):
     system = df.CharFilter(field_name="source_summary__system")
-    dataset = df.ChoiceFilter(field_name="source_summary__document__dataset", choices=DATASET_CHOICES)
+    dataset = DatasetFilter(field_name="source_summary__document__dataset")
     split = df.ChoiceFilter(field_name="source_summary__document__split", choices=SPLIT_CHOICES)
     review_status = df.ChoiceFilter(choices=ReviewStatus.choices)
     requested_error_type = df.CharFilter()
@@ -146,7 +147,7 @@ class ScoreFilter(df.FilterSet):
     metric = df.CharFilter()
     config_key = df.CharFilter()
     system = df.CharFilter(field_name="summary__system")
-    dataset = df.ChoiceFilter(field_name="summary__document__dataset", choices=DATASET_CHOICES)
+    dataset = DatasetFilter(field_name="summary__document__dataset")
     split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
     summary = df.NumberFilter(field_name="summary_id")
 

@@ -7,7 +7,7 @@ from drf_spectacular.views import (
 )
 from rest_framework.routers import DefaultRouter
 
-from . import views
+from . import control, report_outputs, views
 
 router = DefaultRouter()
 router.register("campaigns", views.CampaignViewSet, basename="campaign")
@@ -22,6 +22,7 @@ campaign_router.register("summaries", views.SummaryViewSet, basename="campaign-s
 campaign_router.register("items", views.ItemViewSet, basename="campaign-item")
 campaign_router.register("participations", views.ParticipationViewSet, basename="campaign-participation")
 campaign_router.register("scoring-jobs", views.ScoringJobViewSet, basename="campaign-scoring-job")
+campaign_router.register("page-preparations", views.PagePreparationViewSet, basename="campaign-page-preparation")
 
 app_name = "api"
 
@@ -37,7 +38,11 @@ urlpatterns = [
     path("campaigns/<slug:slug>/scores/", views.ScoreList.as_view(), name="campaign-scores"),
     path("campaigns/<slug:slug>/assignments/", views.AssignmentList.as_view(), name="campaign-assignments"),
     path("campaigns/<slug:slug>/report/", views.ReportView.as_view(), name="campaign-report"),
+    path("campaigns/<slug:slug>/report/outputs/", report_outputs.ReportOutputListView.as_view(), name="campaign-report-outputs"),
+    path("campaigns/<slug:slug>/report/outputs/<str:filename>", report_outputs.ReportOutputView.as_view(), name="campaign-report-output"),
     path("campaigns/<slug:slug>/export/", views.ExportView.as_view(), name="campaign-export"),
+    path("campaigns/<slug:slug>/gold/", control.GoldLabelList.as_view(), name="campaign-gold"),
+    path("campaigns/<slug:slug>/participations/<int:pk>/release-pay/", control.ReleaseHeldPay.as_view(), name="campaign-release-pay"),
     path("campaigns/<slug:slug>/", include(campaign_router.urls)),
     path("", include(router.urls)),
 ]

@@ -3,7 +3,7 @@
 No Django, no spaCy: sentence counting is passed in as a function so these stay small and testable.
 Text is compared on tokens, whatever its spacing: BUMP's summaries are tokenised ("1943 . Mary",
 "could n't") and a worker's edit is not, so "1943 . Mary", "1943. Mary" and "1943.  Mary" are the same
-tokens, and "could n't" is "couldn't". A token is a word (letters/digits, inner apostrophes kept) or one
+tokens, and "could n't" is "couldn't". A token is a word (letters/digits, inner apostrophes and hyphens kept, "5,000" whole) or one
 punctuation mark. The diff shows both; the edit distance counts words only, so an edit must change at
 least one word. Words are compared exactly for the distance, and case- and punctuation-insensitively when
 looking them up in the article. ``static/factlab/bump_task.js`` applies the same rule for the live diff.
@@ -26,12 +26,35 @@ _STOPWORDS = frozenset(
 _PUNCT = re.compile(r"^\W+|\W+$")
 # A split clitic ("could n't", "Locke 's") belongs to the word before it.
 _CLITIC = re.compile(r"\s+(?=(?:n['’]t|['’](?:s|re|ve|ll|d|m))(?![\w]))", re.IGNORECASE)
-_TOKEN = re.compile(r"\w+(?:['’]\w+)*|[^\w\s]")
+# Hyphenated compounds ("19-year-old", "co-owner") and numbers ("5,000", "1.9") are one word, as a person counts them.
+_TOKEN = re.compile(r"\w+(?:['’\-]\w+|(?<=\d)[.,]\d+)*|[^\w\s]")
+# Display spacing of a run of tokens: no space before closing marks, none after opening ones.
+_NO_SPACE_BEFORE = re.compile(r"^[.,;:!?%)\]}’”…]$")
+_NO_SPACE_AFTER = re.compile(r"^[(\[{‘“$£€]$")
 
 
 def tokens(text: str) -> list[str]:
     """Words and punctuation marks of ``text``, independent of spacing (the unit of the diff)."""
     return _TOKEN.findall(_CLITIC.sub("", text))
+
+
+def join_tokens(run: Sequence[str]) -> str:
+    """Tokens of a diff run written as text ("made by Merck ." -> "made by Merck.", never "19 - year - old")."""
+    out = ""
+    open_straight: set[str] = set()  # a straight quote opens, the next one of its kind closes
+    glue_next = False
+    for index, token in enumerate(run):
+        closing = bool(_NO_SPACE_BEFORE.match(token))
+        opening = bool(_NO_SPACE_AFTER.match(token))
+        if token in ("'", '"'):
+            closing = token in open_straight
+            opening = not closing
+            open_straight ^= {token}
+        if index and not closing and not glue_next:
+            out += " "
+        out += token
+        glue_next = opening
+    return out
 
 
 def is_word(token: str) -> bool:
@@ -71,7 +94,7 @@ def word_diff(reference: str, edited: str) -> list[tuple[str, str]]:
     """Minimal word-level diff as ``[(op, text), ...]`` with op ``equal``, ``delete`` or ``insert``.
 
     Over :func:`tokens` (words and punctuation). A substitution is a ``delete`` followed by an ``insert``;
-    adjacent tokens with the same op are joined by a space.
+    adjacent tokens with the same op are written as text (:func:`join_tokens`).
 
     >>> word_diff("made by Merck on Thursday", "made by Pfizer on Thursday")
     [('equal', 'made by'), ('delete', 'Merck'), ('insert', 'Pfizer'), ('equal', 'on Thursday')]
@@ -121,12 +144,12 @@ def word_diff(reference: str, edited: str) -> list[tuple[str, str]]:
         else:
             pending_ins.append(token)
     flush()
-    return [(op, " ".join(tokens)) for op, tokens in grouped]
+    return [(op, join_tokens(run)) for op, run in grouped]
 
 
 def inserted_words(reference: str, edited: str) -> list[str]:
     """Words the edit brought in (the ``insert`` side of the diff, punctuation left out), in order."""
-    return [token for op, text in word_diff(reference, edited) if op == INSERT for token in text.split() if is_word(token)]
+    return [token for op, text in word_diff(reference, edited) if op == INSERT for token in tokens(text) if is_word(token)]
 
 
 def _norm(token: str) -> str:

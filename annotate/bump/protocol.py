@@ -9,19 +9,39 @@ N/A re-queues the (summary, type) as an expert item.
 from __future__ import annotations
 
 import logging
+import random
 import secrets
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.db import transaction
 
-from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump import content as bump_content
 from annotate.bump import edits
-from annotate.models import Assignment, Campaign, CampaignKind, Edit, Item, Summary
+from annotate.bump import qualification as bump_qualification
+from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump.importer import import_bump
+from annotate.exporters.streams import stream_json_array
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignKind,
+    Edit,
+    Item,
+    Participation,
+    Summary,
+)
 from annotate.nlp import count_sentences_by_punctuation, split_sentences
-from annotate.presentation import detokenize, detokenize_all
+from annotate.presentation import article_blocks, present, present_article
+from annotate.protocols.base import (
+    DatasetFormat,
+    ExportStream,
+    Protocol,
+    QualificationForm,
+    SubmissionResult,
+)
 from annotate.services.errors import InvalidSubmission
-
-from annotate.protocols.base import Protocol, SubmissionResult
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +49,7 @@ CHECKPOINT_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to mis
 CHECKPOINT_LENGTH = 6
 EDIT_SYSTEM = "human-edit"
 MAX_EDIT_CHARS = 5000
+WINDOW_FACTOR = 4  # candidate window widening, so that unseen summaries can come first
 
 
 def new_checkpoint_code(length: int = CHECKPOINT_LENGTH) -> str:
@@ -46,16 +67,24 @@ def count_sentences(text: str) -> int:
     return count_sentences_by_punctuation(text)
 
 
+def shown_reference(summary: Summary) -> str:
+    """The reference exactly as the editing page shows it: what an edit is compared against."""
+    return present(summary.text)
+
+
 def task_page_data(assignment: Assignment) -> dict[str, Any]:
     """Everything the editing page shows: article, reference, the requested type, the checkpoint code."""
     item = assignment.item
     document = item.document
     requested = bump_taxonomy.BY_CODE.get(item.requested_error_type)
+    article = present_article(document.sentences or split_sentences(document.text))
     return {
         "assignment": assignment.pk,
-        # Shown detokenised like every worker-facing text; edits are compared on tokens, so spacing is moot.
-        "article": detokenize_all(document.sentences or split_sentences(document.text)),
-        "reference": detokenize(item.summary.text),
+        # Shown through the presentation layer like every worker-facing text; the edit check compares
+        # against this very text (shown_reference), so the unchanged reference is never an edit.
+        "article": article,
+        "blocks": article_blocks(article),
+        "reference": shown_reference(item.summary),
         "requested": None if requested is None else {
             "code": requested.code, "name": requested.name, "description": requested.description,
             "example": requested.example_edit, "explanation": requested.explanation,
@@ -63,6 +92,14 @@ def task_page_data(assignment: Assignment) -> dict[str, Any]:
         "checkpoint_code": assignment.checkpoint_code,
         "max_edit_distance": item.campaign.max_edit_distance,
     }
+
+
+def qualification_test(participation: Participation) -> bump_content.TaxonomyTest | bump_content.AccuracyTest:
+    """The worker's qualification test for their current attempt: a random subset of the campaign's pool
+    (Task 1: edits to type; Task 2: summaries to judge and type)."""
+    campaign = participation.campaign
+    draw = bump_content.taxonomy_test if campaign.kind == CampaignKind.BUMP_TAXONOMY else bump_content.accuracy_test
+    return draw(settings.SECRET_KEY, campaign.pk, participation.worker_id, participation.qualification_attempts, campaign.training_material)
 
 
 def create_edited_summary(source: Summary, text: str, *, requested_error_type: str, external_id: str) -> Summary:
@@ -100,15 +137,77 @@ def schedule_auto_scoring(campaign: Campaign, summary_ids: list[int]) -> None:
 
 
 class _BumpProtocol(Protocol):
+    family = "bump"
+    urls_module = "annotate.bump.urls"
     tutorial_url_name = None
+    qualification_url_name = "bump-qualification"
+    task_url_name = "bump-task"
     # The admin campaign page links to the expert review queue.
     review_url_name = "bump-review"
     allows_not_applicable = False
     # BUMP has edits, no trap sentences, no reading check, no sentence judgements or per-sentence times.
     terms: ClassVar[dict[str, str | None]] = {
         "items": "Edits submitted", "items_csv": "edits", "trap_score": None, "entity": None,
-        "too_fast": None, "judgements_csv": None,
+        "too_fast": None, "judgements_csv": None, "items_done": "Edits",
     }
+    # BUMP (Ma et al., 2023): no tutorial, a qualification that must be answered without a mistake, each
+    # (summary, type) edited once, no control sentences.
+    campaign_defaults: ClassVar[Mapping[str, object]] = {
+        "tutorial_required": False,
+        "qualification_required": True,
+        "qualification_pass_score": 1.0,
+        "redundancy": 1,
+        "trap_rate": 0.0,
+        "entity_check_enabled": False,
+        "max_edit_distance": 6,
+    }
+    export_formats: ClassVar[Mapping[str, str]] = {"bump": "BUMP's minimal pairs"}
+    # An edit's bonus waits for its expert review (``annotate.services.bonuses.settle_edit_bonus``).
+    bonus_at_submission = False
+
+    def bonus_without_score(self, campaign: Campaign) -> bool:
+        return True  # BUMP has no control sentences: its quality is the review
+
+    def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
+        return {"traps": False, "checks": False, "entity_check": False, "review": True}
+
+    def order_candidates(self, worker, campaign: Campaign, candidates, window: int) -> list[Item]:
+        # BUMP spreads a summary's edits over different workers: from a wider window, summaries the worker has
+        # not edited come first, each group shuffled.
+        wide = list(candidates[: window * WINDOW_FACTOR])
+        seen = set(
+            Assignment.objects.filter(worker=worker, item__campaign=campaign, item__summary_id__in={i.summary_id for i in wide})
+            .values_list("item__summary_id", flat=True)
+        )
+        random.shuffle(wide)
+        wide.sort(key=lambda item: item.summary_id in seen)
+        return wide[:window]
+
+    def qualification_form(self, campaign: Campaign, participation, post=None) -> QualificationForm:
+        return bump_qualification.qualification_form(self.kind == CampaignKind.BUMP_TAXONOMY, qualification_test(participation), post)
+
+    takes_training_material = True
+
+    def parse_training_material(self, data: Any) -> dict[str, Any]:
+        return bump_content.parse_material(data, taxonomy=self.kind == CampaignKind.BUMP_TAXONOMY)
+
+    def parse_qualification(self, campaign: Campaign, participation, post) -> dict[str, Any]:
+        return {k: v for k, v in post.items() if k != "csrfmiddlewaretoken"}
+
+    def score_qualification(self, campaign: Campaign, participation, answers: dict[str, Any]) -> float:
+        return bump_qualification.score(self.kind == CampaignKind.BUMP_TAXONOMY, qualification_test(participation), answers)
+
+    def export(self, campaign: Campaign, fmt: str, export_filters, *, file: str, reveal_workers: bool, include_gold: bool) -> ExportStream:
+        from annotate.bump.exporter import iter_bump_records
+
+        return ExportStream(stream_json_array(iter_bump_records(campaign)), "application/json", f"{campaign.slug}-bump.json")
+
+    def parquet_tables(self, campaign: Campaign, export_filters) -> list:
+        from annotate.bump.exporter import iter_bump_records
+        from annotate.exporters.parquet import Table
+
+        pairs = ({k: v for k, v in r.items() if k != "scores"} | r["scores"] for r in iter_bump_records(campaign))
+        return [Table("pairs", pairs, "BUMP's task format: one row per minimal pair, scores as <Metric>_reference/_edited columns")]
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         assignment.checkpoint_code = new_checkpoint_code()
@@ -141,7 +240,7 @@ class _BumpProtocol(Protocol):
         if len(text) > MAX_EDIT_CHARS:
             raise InvalidSubmission(f"The edited summary is too long (over {MAX_EDIT_CHARS} characters).", field_errors={"edited": "too long"})
         text = " ".join(text.split())
-        reference = item.summary.text
+        reference = shown_reference(item.summary)
         problems = edits.edit_problems(reference, text, max_distance=campaign.max_edit_distance, count_sentences=count_sentences)
         if problems:
             raise InvalidSubmission(problems["edited"] + " Your edit was kept; nothing was stored.", field_errors=problems)
@@ -165,14 +264,19 @@ class BumpTaxonomyProtocol(_BumpProtocol):
     """Task 1: introduce one error of the requested type, or N/A."""
 
     kind = CampaignKind.BUMP_TAXONOMY
-    qualification_url_name = "bump-qualification"
-    task_url_name = "bump-task"
     allows_not_applicable = True
+    def reference_items(self, store, document, reference) -> None:
+        for error_type in bump_taxonomy.REQUESTABLE:  # one item per requestable error type
+            store.item(document, reference, error_type.code)
+
+    # BUMP's task file becomes a Task 1 campaign unless the import names another kind.
+    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {"bump": DatasetFormat(import_bump, (".json",))}
 
 
 class BumpFreeProtocol(_BumpProtocol):
     """Task 2: introduce one error of any kind (no N/A)."""
 
     kind = CampaignKind.BUMP_FREE
-    qualification_url_name = "bump-qualification"
-    task_url_name = "bump-task"
+
+    def reference_items(self, store, document, reference) -> None:
+        store.item(document, reference, "")  # one item per reference: any error

@@ -24,6 +24,7 @@ from annotate.bump.protocol import (
     count_sentences,
     create_edited_summary,
     schedule_auto_scoring,
+    shown_reference,
 )
 
 from annotate.services.bonuses import settle_edit_bonus
@@ -154,7 +155,7 @@ def complete_expert_item(item_id: int, reviewer, *, edited_text: str = "", not_a
         if not_applicable:
             return Edit.objects.create(is_not_applicable=True, **common)
         text = " ".join((edited_text or "").split())
-        reference = item.summary.text
+        reference = shown_reference(item.summary)
         problems = edits.edit_problems(reference, text, max_distance=item.campaign.max_edit_distance, count_sentences=count_sentences)
         if problems:
             raise InvalidSubmission(problems["edited"], field_errors=problems)

@@ -28,10 +28,18 @@ _TYPES: dict[str, pa.DataType] = {
     "summary_id": pa.int64(), "sentence_index": pa.int64(), "edited_summary_id": pa.int64(), "word_distance": pa.int64(),
     "factual": pa.bool_(), "not_applicable": pa.bool_(), "categories": pa.list_(pa.string()),
     "lead_time_seconds": pa.float64(), "value": pa.float64(),
+    "label_factual": pa.bool_(), "label_categories": pa.list_(pa.string()), **{
+        f"label_{name}": pa.float64() for name in (
+            "posterior", "low", "high", "categories_posterior", "categories_low", "categories_high", "difficulty")
+    },
 }
+_LABEL_COLUMNS = (
+    "label_method", "label_factual", "label_posterior", "label_low", "label_high", "label_categories",
+    "label_categories_posterior", "label_categories_low", "label_categories_high", "label_difficulty",
+)
 _COMMON = ("record_type", "campaign", "document_id", "dataset", "split", "summary_id", "system")
 KIND_COLUMNS: dict[str, tuple[str, ...]] = {
-    "judgements": (*_COMMON, "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source", "created_at"),
+    "judgements": (*_COMMON, "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source", "created_at", *_LABEL_COLUMNS),
     "edits": (
         *_COMMON, "worker", "source", "requested_error_type", "corrected_error_type", "not_applicable", "edited_summary_id",
         "edit_text", "word_distance", "review_status", "created_at",
@@ -125,6 +133,13 @@ def dataset_card(campaign: Campaign, tables: list[Table], license_id: str) -> st
     empty = [t.name for t in tables if not t.n_rows]
     if empty:
         lines += ["", f"Empty, hence left out: {', '.join(empty)}."]
+    lines += [
+        "", "## Label uncertainty", "",
+        f"Each judgement row carries its sentence's aggregated label under the `{campaign.label_model}` label model:",
+        "`label_posterior` is the posterior probability of `label_factual`, `label_low`/`label_high` its 95% Jeffreys",
+        "interval over the sentence's judgements, `label_categories*` the same for the error categories and",
+        "`label_difficulty` GLAD's item difficulty (empty for other models). Empty until the model was fitted.",
+    ]
     lines += [
         "", "## License", "",
         f"`{license_id}`" + ("" if license_id != "unknown" else ": the campaign states no license; ask its owner before reuse."),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from annotate.models import (
     Campaign,
@@ -22,6 +22,7 @@ from annotate.models import (
     MetricScore,
     Participation,
     SentenceJudgement,
+    SentenceLabel,
     Summary,
 )
 
@@ -35,7 +36,19 @@ COLUMNS: tuple[str, ...] = (
     "worker", "factual", "categories", "lead_time_seconds", "source", "requested_error_type",
     "corrected_error_type", "not_applicable", "edited_summary_id", "edit_text", "word_distance", "review_status",
     "metric", "config_key", "value", "created_at",
+    # The sentence's aggregated label under the campaign's label model, with its uncertainty (judgement rows;
+    # empty until the label model has been fitted): see docs/analysis.md "Label posteriors and intervals".
+    *(f"label_{name}" for name in (
+        "method", "factual", "posterior", "low", "high", "categories", "categories_posterior", "categories_low",
+        "categories_high", "difficulty",
+    )),
 )
+# Judgement-row columns read from the stored SentenceLabel of the judged sentence.
+LABEL_FIELDS = {
+    "label_method": "method", "label_factual": "factual", "label_posterior": "posterior", "label_low": "posterior_low",
+    "label_high": "posterior_high", "label_categories": "categories", "label_categories_posterior": "categories_posterior",
+    "label_categories_low": "categories_low", "label_categories_high": "categories_high", "label_difficulty": "difficulty",
+}
 
 
 @dataclass(frozen=True)
@@ -126,10 +139,13 @@ def iter_rows(
     name = WorkerNamer(campaign.pk, reveal=reveal_workers)
     base = dict.fromkeys(COLUMNS, None)
     if "judgements" in kinds:
-        rows = campaign_judgements(campaign, filters).order_by("id").values(
+        label = SentenceLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index"))
+        rows = campaign_judgements(campaign, filters).order_by("id").annotate(
+            **{column: Subquery(label.values(field)[:1]) for column, field in LABEL_FIELDS.items()}
+        ).values(
             "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
             "summary__document__split", "sentence_index", "worker_id", "factual", "categories", "lead_time_seconds",
-            "source", "created_at",
+            "source", "created_at", *LABEL_FIELDS,
         )
         for r in rows.iterator(chunk_size=chunk_size):
             yield {
@@ -139,6 +155,7 @@ def iter_rows(
                 "sentence_index": r["sentence_index"], "worker": name(r["worker_id"]), "factual": r["factual"],
                 "categories": list(r["categories"] or []), "lead_time_seconds": r["lead_time_seconds"],
                 "source": r["source"], "created_at": _iso(r["created_at"]),
+                **{column: r[column] for column in LABEL_FIELDS},
             }
     if "edits" in kinds:
         rows = campaign_edits(campaign, filters).order_by("id").values(

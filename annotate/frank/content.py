@@ -6,13 +6,12 @@ sentences but no key.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
-import random
 from dataclasses import dataclass
 
+from annotate import qualification_pool
 from annotate.frank.typology import BY_CODE, CODES
-from annotate.presentation import detokenize_all
+from annotate.presentation import article_blocks, casing_map, present_article, present_summary
+from annotate.qualification_pool import MaterialError, positive_int, text_field
 
 
 @dataclass(frozen=True)
@@ -45,10 +44,13 @@ class Exercise:
 
 def public_view(exercise: Exercise) -> dict:
     """What a page may show: the article and the summary sentences, without the key."""
+    article = present_article(exercise.article)
+    casing = casing_map(article)
     return {
         "title": exercise.title,
-        "article": detokenize_all(exercise.article),
-        "summaries": [detokenize_all(s.text for s in summary) for summary in exercise.summaries],
+        "article": article,
+        "blocks": article_blocks(article),
+        "summaries": [present_summary([s.text for s in summary], casing) for summary in exercise.summaries],
     }
 
 
@@ -145,13 +147,18 @@ QUALIFICATION_FACTUAL_PER_TEST = 5
 QUALIFICATION_SUMMARY_SIZE = 4
 
 
+def _per_label(factual_per_test: int) -> list[tuple[str | None, int]]:
+    """A test's composition: one sentence of every category, ``factual_per_test`` correct ones."""
+    return [(code, 1) for code in CODES] + [(None, factual_per_test)]
+
+
+def _describe(category: str | None) -> str:
+    return "correct sentences" if category is None else f"sentence of category {category}"
+
+
 def pool_problems(pool: tuple[KeySentence, ...], factual_per_test: int) -> list[str]:
     """What keeps a pool from giving every worker a test that covers every category (empty: fine)."""
-    problems = [f"no sentence of category {code}" for code in CODES if not any(k.category == code for k in pool)]
-    factual = sum(1 for k in pool if k.factual)
-    if factual < factual_per_test:
-        problems.append(f"{factual} correct sentences; at least {factual_per_test} are needed")
-    return problems
+    return qualification_pool.pool_problems(pool, lambda k: k.category, _per_label(factual_per_test), _describe)
 
 
 def qualification_for(
@@ -162,30 +169,17 @@ def qualification_for(
     """The qualification test of one worker's attempt: one pool sentence per category and
     ``QUALIFICATION_FACTUAL_PER_TEST`` correct ones, shuffled into summaries of four or five sentences.
 
-    Drawn with a keyed hash of (campaign, worker, attempt): the same on every page load and on scoring,
-    different between workers and attempts, and not predictable without the server's secret.
+    Drawn by the shared pool mechanism (``annotate.qualification_pool``): the same on every page load and on
+    scoring, different between workers and attempts, and not predictable without the server's secret.
     """
-    digest = hmac.new(secret.encode(), f"frank-qualification:{campaign_id}:{worker_id}:{attempt}".encode(), hashlib.sha256).digest()
-    rng = random.Random(digest)
-    chosen = [rng.choice([k for k in pool if k.category == code]) for code in CODES]
-    chosen += rng.sample([k for k in pool if k.factual], factual_per_test)
-    rng.shuffle(chosen)
+    rng = qualification_pool.attempt_rng(secret, "frank-qualification", campaign_id, worker_id, attempt)
+    chosen = qualification_pool.draw(rng, pool, lambda k: k.category, _per_label(factual_per_test))
     n = max(1, len(chosen) // QUALIFICATION_SUMMARY_SIZE)
     summaries = tuple(tuple(chosen[i::n]) for i in range(n))
     return Exercise(title=title, article=article, summaries=summaries)
 
 
 # ---------------------------------------------------------------- campaign material (admin import)
-
-class MaterialError(ValueError):
-    """Imported tutorial/qualification material is invalid; the message names the place."""
-
-
-def _text(value, where: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise MaterialError(f"{where}: expected a non-empty string")
-    return value.strip()
-
 
 def _key(raw, where: str) -> KeySentence:
     if not isinstance(raw, dict):
@@ -196,13 +190,13 @@ def _key(raw, where: str) -> KeySentence:
     explanation = raw.get("explanation", "")
     if not isinstance(explanation, str):
         raise MaterialError(f"{where}.explanation: expected a string")
-    return KeySentence(_text(raw.get("text"), f"{where}.text"), category, explanation)
+    return KeySentence(text_field(raw.get("text"), f"{where}.text"), category, explanation)
 
 
 def _article(raw, where: str) -> tuple[str, ...]:
     if not isinstance(raw, list) or not raw:
         raise MaterialError(f"{where}: expected a non-empty list of sentences")
-    return tuple(_text(s, f"{where}[{i}]") for i, s in enumerate(raw))
+    return tuple(text_field(s, f"{where}[{i}]") for i, s in enumerate(raw))
 
 
 def parse_material(data) -> dict:
@@ -221,20 +215,18 @@ def parse_material(data) -> dict:
             raise MaterialError("tutorial: expected an object with title, article and a non-empty list of summaries")
         summaries = [[_key(k, f"tutorial.summaries[{s}][{i}]") for i, k in enumerate(row)] if isinstance(row, list) and row
                      else _fail(f"tutorial.summaries[{s}]: expected a non-empty list of sentences") for s, row in enumerate(t["summaries"])]
-        out["tutorial"] = {"title": _text(t.get("title"), "tutorial.title"), "article": list(_article(t.get("article"), "tutorial.article")),
+        out["tutorial"] = {"title": text_field(t.get("title"), "tutorial.title"), "article": list(_article(t.get("article"), "tutorial.article")),
                            "summaries": [[k.__dict__ for k in row] for row in summaries]}
     if "qualification" in data:
         q = data["qualification"]
         if not isinstance(q, dict) or not isinstance(q.get("pool"), list):
             raise MaterialError("qualification: expected an object with title, article and a pool list")
         pool = tuple(_key(k, f"qualification.pool[{i}]") for i, k in enumerate(q["pool"]))
-        factual = q.get("factual_per_test", QUALIFICATION_FACTUAL_PER_TEST)
-        if isinstance(factual, bool) or not isinstance(factual, int) or factual < 1:
-            raise MaterialError("qualification.factual_per_test: expected a positive integer")
+        factual = positive_int(q.get("factual_per_test", QUALIFICATION_FACTUAL_PER_TEST), "qualification.factual_per_test")
         problems = pool_problems(pool, factual)
         if problems:
             raise MaterialError("qualification.pool: " + "; ".join(problems))
-        out["qualification"] = {"title": _text(q.get("title"), "qualification.title"), "article": list(_article(q.get("article"), "qualification.article")),
+        out["qualification"] = {"title": text_field(q.get("title"), "qualification.title"), "article": list(_article(q.get("article"), "qualification.article")),
                                 "pool": [k.__dict__ for k in pool], "factual_per_test": factual}
     return out
 

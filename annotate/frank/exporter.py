@@ -6,14 +6,16 @@ Three kinds of files, like FRANK's data folder:
   (system), ``dataset`` (``cnndm``; ``bbc`` for XSum, as FRANK writes it), ``split``, ``Factuality``, the
   per-category and per-group scores and the ``Flip_*`` ablations. Summaries with judgements get scores
   computed from them (:func:`annotate.aggregation.frank_scores`, the definitions of ``metrics_service.stats.factuality``); imported FRANK
-  summaries without judgements pass their imported ``human_scores`` through.
+  summaries without judgements pass their imported ``human_scores`` through. Once the campaign's label model
+  has been fitted, judged summaries also carry ``Factuality_posterior`` (expected share of factual
+  sentences) and its 95% interval ``Factuality_low``, ``Factuality_high``.
 * ``human_annotations_sentence.json``: one record per summary with judgements: its sentences and, per
   sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error"), annotators being pseudonymised workers.
 * ``articles/<hash>.json``: the article, its lines, every system's summary (``<model>`` and ``<model>_lines``),
   the reference (``Gold``/``Gold_lines``) and the entities; the gold fields (``negative_entity``, ``traps``)
   only when ``include_gold`` (admins).
 
-:func:`stream_frank_zip` streams the three as one zip; :func:`stream_json_array` streams one of them.
+:func:`stream_frank_zip` streams the three as one zip; :func:`stream_frank_file` streams one of them.
 Everything is read in batches of summaries/documents, so memory stays flat.
 """
 from __future__ import annotations
@@ -28,8 +30,9 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from annotate.aggregation import frank_scores
+from annotate.exporters.streams import stream_json_array
 from annotate.frank.typology import data_file_key
-from annotate.models import Campaign, Dataset, Document, Summary, Trap
+from annotate.models import Campaign, Dataset, Document, SentenceLabel, Summary, Trap, TrapSource
 
 from annotate.exporters.pseudonyms import WorkerNamer
 from annotate.exporters.tabular import ExportFilters, campaign_judgements, filter_by_document
@@ -81,15 +84,32 @@ def _clean(value: Any) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else value
 
 
+def _factuality_uncertainty(summary_ids: list[int]) -> dict[int, dict[str, float]]:
+    """Per summary with stored sentence labels (the campaign's label model, last refit): the expected share
+    of factual sentences and its 95% interval (``Factuality_posterior``, ``Factuality_low``, ``Factuality_high``)."""
+    from metrics_service.stats.label_aggregation import poisson_binomial_interval
+
+    by_summary: dict[int, list[float]] = defaultdict(list)
+    for summary_id, p in SentenceLabel.objects.filter(summary_id__in=summary_ids).order_by("summary_id", "sentence_index").values_list("summary_id", "p_factual"):
+        by_summary[summary_id].append(p)
+    out = {}
+    for summary_id, probabilities in by_summary.items():
+        low, high = poisson_binomial_interval(probabilities)
+        out[summary_id] = {"Factuality_posterior": sum(probabilities) / len(probabilities), "Factuality_low": low, "Factuality_high": high}
+    return out
+
+
 def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = None) -> Iterator[dict[str, Any]]:
     """Records of ``human_annotations.json`` (summaries with neither judgements nor imported scores are left out)."""
     filters = filters or ExportFilters()
     fields = ("system", "document__external_id", "document__dataset", "document__split", "human_scores")
     for batch in _batches(_summaries(campaign, filters), fields):
         votes = _judgements_by_summary(campaign, filters, [s["pk"] for s in batch])
+        uncertainty = _factuality_uncertainty([s["pk"] for s in batch if s["pk"] in votes])
         for s in batch:
             if s["pk"] in votes:
                 scores = frank_scores((index, factual, categories) for index, _, factual, categories in votes[s["pk"]])
+                scores.update(uncertainty.get(s["pk"], {}))
             else:
                 scores = {k: v for k, v in (s["human_scores"] or {}).items() if _clean(v) is not None}
             if "Factuality" not in scores:
@@ -160,7 +180,10 @@ def iter_article_records(
             summaries[s["document_id"]].append(s)
         traps: dict[int, list[list[str]]] = defaultdict(list)
         if include_gold:
-            for document_id, code, text in Trap.objects.filter(document_id__in=ids).order_by("id").values_list("document_id", "code", "text"):
+            # Mechanical traps only: traps taken from BUMP edits belong to another campaign's data and are
+            # found again when the pages are prepared.
+            mechanical = Trap.objects.filter(document_id__in=ids, source=TrapSource.MECHANICAL)
+            for document_id, code, text in mechanical.order_by("id").values_list("document_id", "code", "text"):
                 traps[document_id].append([code, text])
         for d in batch:
             record: dict[str, Any] = {
@@ -179,16 +202,6 @@ def iter_article_records(
                 record["negative_entity"] = d["negative_entity"]
                 record["traps"] = traps.get(d["pk"], [])
             yield d["external_id"], record
-
-
-def stream_json_array(records: Iterable[Any]) -> Iterator[bytes]:
-    """A JSON array, one record per line, written record by record."""
-    yield b"["
-    first = True
-    for record in records:
-        yield (b"\n" if first else b",\n") + json.dumps(record, ensure_ascii=False).encode()
-        first = False
-    yield b"\n]\n"
 
 
 class _Sink(io.RawIOBase):

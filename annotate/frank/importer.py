@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from annotate.frank import typology as frank_typology
-from annotate.models import CampaignKind, Dataset, Split, Summary
+from annotate.models import Dataset, Split, Summary
 
 from annotate.importers.base import ImportFailed, RecordReader, iter_json_array, load_json_file
 from annotate.importers.limits import safe_extract_zip
@@ -166,8 +166,7 @@ def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[in
                 raise article.fail(f"unknown trap code {code!r}; expected one of {', '.join(frank_typology.TRAP_LABELS)}", "traps")
             factual, category = frank_typology.TRAP_LABELS[code]
             store.trap(document, code, sentence, factual, category or "")
-        if store.campaign.kind == CampaignKind.FRANK:
-            store.item(document)
+        store.items_for_document(document)
         store.report.records += len(records)
         progress(done, total)
     sentence_path = annotations_path.parent / SENTENCE_FILE

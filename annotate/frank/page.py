@@ -17,7 +17,7 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from annotate.frank.relevance import relevant_sentences
-from annotate.presentation import casing_map, detokenize, detokenize_all, style_like
+from annotate.presentation import casing_map, detokenize, present_article, present_summary, style_like
 
 # What a trap edit changes: negation words (F1) and gendered pronouns (F6). F5 reorders words.
 _NEGATION = {"not", "n't", "no", "never", "nt"}
@@ -48,6 +48,11 @@ def similar(a: str, b: str) -> bool:
 
 
 SimilarityFunction = Callable[[str, str], float]
+
+
+def _shown_words(sentence: str) -> int:
+    """Length as the page shows it (tokenised "kilmarnock 's , he" is 3 words there, not 5)."""
+    return len(detokenize(sentence).split())
 
 
 def repeats_visible(candidate: str, visible: Sequence[str], *, edited: bool = True, similarity_of: SimilarityFunction = similarity) -> bool:
@@ -99,12 +104,12 @@ def choose_traps(
     rng.shuffle(pool)
     chosen: dict[int, int] = {}
     for position in slots:
-        lengths = sorted(len(s.split()) for s in summaries[position]) or [0]
+        lengths = sorted(_shown_words(s) for s in summaries[position]) or [0]
         low, high = lengths[0], lengths[-1]
 
         def rank(entry: tuple[int, tuple[int, str, bool]], low: int = low, high: int = high) -> tuple[int, float, int]:
             index, (_, text, _) = entry
-            words = len(text.split())
+            words = _shown_words(text)
             off = max(low - words, words - high, 0)
             return (off, -max((similarity_of(text, v) for v in visible), default=0.0), index)
 
@@ -127,11 +132,11 @@ def present_page(
     ``trap_texts[i]`` (or None) is appended to summary ``i`` in that summary's style. ``relevance`` picks the
     underlined article sentences (the task page passes its cached variant).
     """
-    shown_article = detokenize_all(article)
-    casing = casing_map(" ".join(shown_article))
+    shown_article = present_article(article)
+    casing = casing_map(shown_article)
     pages = []
     for sentences, trap in zip(summaries, trap_texts):
-        shown = detokenize_all(sentences)
+        shown = present_summary(sentences, casing)
         if trap:
             shown.append(style_like(trap, shown, casing))
         relevant = relevance(shown_article, shown, relevant_k)

@@ -1,7 +1,7 @@
 """FRANK task pages prepared once per document, so that claiming an item and loading its page do no NLP.
 
 What a page needs from a document depends only on its texts: the article and summary sentences as shown
-(detokenised), the article's casing (to style traps), each sentence's relevance ranking (TF-IDF over the
+(:mod:`annotate.presentation`), the article's casing (to truecase summaries and style traps), each sentence's relevance ranking (TF-IDF over the
 article, one sentence at a time: see ``relevance.py``), the similarity of every trap to every sentence it
 could be shown with (which traps may go where, ``page.choose_traps``), the traps themselves and the entity
 question's pool (kept in ``document.metadata`` by ``entities.py``).
@@ -52,8 +52,9 @@ def task_summaries(summaries: Sequence[Summary]) -> list[Summary]:
 
 def compute_page(article: Sequence[str], summaries: Sequence[tuple[int, list[str]]], traps: Sequence[Trap]) -> dict[str, Any]:
     """The stored page of one document (no database): ``summaries`` are ``(id, raw sentences)`` in task order."""
-    shown_article = presentation.detokenize_all(article)
-    shown_summaries = [presentation.detokenize_all(raw) for _, raw in summaries]
+    shown_article = presentation.present_article(article)
+    casing = presentation.casing_map(shown_article)
+    shown_summaries = [presentation.present_summary(raw, casing) for _, raw in summaries]
     # A trap is shown styled like its summary; styling changes case and final punctuation only, which the
     # relevance rule ignores, so its ranking is that of the detokenised trap.
     queries = [s for shown in shown_summaries for s in shown] + [presentation.detokenize(t.text) for t in traps]
@@ -71,7 +72,7 @@ def compute_page(article: Sequence[str], summaries: Sequence[tuple[int, list[str
     }
     return {
         "article": shown_article,
-        "casing": presentation.casing_map(" ".join(shown_article)),
+        "casing": casing,
         "summaries": summary_rows,
         "traps": trap_rows,
         "similarity": similarity,
@@ -89,12 +90,14 @@ def similarity_lookup(page: dict[str, Any]) -> Callable[[str, str], float]:
     return lookup
 
 
-def _ensure_traps(document: Document, summaries: list[Summary]) -> None:
-    from annotate.frank.traps import add_copy_traps, generate_traps
+def _ensure_traps(document: Document, summaries: list[Summary], bump_edits: Sequence[tuple[Summary, str, str]] = ()) -> None:
+    from annotate.frank.traps import add_bump_edit_traps, add_copy_traps, generate_traps
 
     if not document.traps.exists():
         generate_traps(document)
     add_copy_traps(document, [s for summary in task_summaries(summaries) for s in summary_sentences(summary)])
+    # Human minimal edits of the same article from BUMP campaigns (new accepted ones join on the next preparation).
+    add_bump_edit_traps(document, bump_edits)
 
 
 def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = True) -> int:
@@ -103,6 +106,8 @@ def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = Tru
     ``entity_pools``: compute the missing entity pools of the whole list in one spaCy pass first (a single
     document's pool is computed by :func:`~annotate.frank.entities.entity_pool` otherwise).
     """
+    from annotate.frank.traps import bump_edit_trap_candidates
+
     if not documents:
         return 0
     if entity_pools and len(documents) > 1:
@@ -111,14 +116,16 @@ def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = Tru
     by_document: dict[int, list[Summary]] = {pk: [] for pk in ids}
     for summary in Summary.objects.filter(document_id__in=ids).order_by("id"):
         by_document[summary.document_id].append(summary)
+    bump_edits = bump_edit_trap_candidates(documents)
     rows = []
     with transaction.atomic():
         for document in documents:
             entity_pool(document)  # stored already after prepare_entity_pools; computed alone otherwise
-            _ensure_traps(document, by_document[document.pk])
+            _ensure_traps(document, by_document[document.pk], bump_edits.get(document.pk, ()))
             summaries = [(s.pk, summary_sentences(s)) for s in task_summaries(by_document[document.pk])]
             article = document.sentences or split_sentences(document.text)
-            data = compute_page(article, summaries, list(document.traps.order_by("id")))
+            # Retired traps (weight 0: taken from an edit no longer accepted) are no longer shown.
+            data = compute_page(article, summaries, list(document.traps.filter(weight__gt=0).order_by("id")))
             rows.append(DocumentPage(document=document, version=VERSION, data=data))
         DocumentPage.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["document"], update_fields=["version", "data", "updated_at"],

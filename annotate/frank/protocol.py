@@ -9,42 +9,50 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotate.frank import content as frank_content
 from annotate.frank import page_cache
 from annotate.frank.entities import entity_question
+from annotate.frank.importer import import_frank
 from annotate.frank.page import choose_traps, present_page
 from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
+from annotate.frank.qualification import parse_qualification_form, qualification_rows
 from annotate.frank.typology import BY_CODE, CATEGORIES, CODES
+from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
+from annotate.importers.jsonl import import_jsonl
+from annotate.importers.qags import import_qags
 from annotate.models import (
     Assignment,
-    AssignmentStatus,
+    Campaign,
     Document,
     Participation,
     SentenceJudgement,
     Summary,
     Trap,
     TrapAnswer,
-    Worker,
 )
 from annotate.nlp import split_sentences
-from annotate.presentation import style_like
-from annotate.protocols.base import Protocol, SubmissionResult
+from annotate.presentation import article_paragraphs, style_like
+from annotate.protocols.base import (
+    DatasetFormat,
+    ExportStream,
+    Protocol,
+    QualificationForm,
+    SubmissionResult,
+)
+from annotate.services.control_items import campaign_has_checks
 from annotate.services.errors import (
-    AssignmentClosed,
     InvalidSubmission,
 )
-from annotate.services.participation import (
-    block_participation,
-    require_eligible,
-)
+
+if TYPE_CHECKING:
+    from annotate.exporters.parquet import Table
+    from annotate.exporters.tabular import ExportFilters
 
 MAX_SECONDS_PER_SENTENCE = 30 * 60  # a client-reported lead time above this is a forgotten tab, not work
 
@@ -232,6 +240,7 @@ def _page_data(assignment: Assignment, layout: dict[str, Any], article: list[str
     return {
         "assignment": assignment.pk,
         "article": article,
+        "paragraphs": article_paragraphs(article),
         "summaries": [{"sentences": page} for page in pages],
         "entity_options": entity["options"] if entity else [],
         "entity_done": (entity is None) or assignment.entity_correct is True,
@@ -256,49 +265,68 @@ def _task_page_data_from_database(assignment: Assignment, relevant_k: int) -> di
     return _page_data(assignment, layout, shown_article, pages)
 
 
-# ---------------------------------------------------------------- services
-
-def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:
-    """Check the worker's answer to "Which of the following was NOT mentioned in the article?".
-
-    A wrong answer blocks the worker from the campaign now (their assignment is released). Answering
-    twice returns the first outcome. Returns ``{"correct": bool, "blocked_reason": str | None}``; the
-    right option is never returned.
-    """
-    from annotate.services.assignments import lock_worker_assignment
-
-    with transaction.atomic():
-        participation, assignment = lock_worker_assignment(assignment_id, worker, campaign)
-        entity = assignment.layout.get("entity")
-        if entity is None:
-            return {"correct": True, "blocked_reason": None}
-        if assignment.entity_correct is not None:
-            return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None}
-        if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
-            raise AssignmentClosed("This task is closed; reload the page to get a new one.")
-        require_eligible(participation)
-        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
-            raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
-        correct = choice == entity["answer"]
-        assignment.entity_correct = correct
-        assignment.layout = {**assignment.layout, "entity_choice": choice}
-        assignment.save(update_fields=["entity_correct", "layout"])
-        Participation.objects.filter(pk=participation.pk).update(
-            entity_checks=F("entity_checks") + 1, entity_failures=F("entity_failures") + (0 if correct else 1)
-        )
-        reason = None
-        if not correct and assignment.item.campaign.entity_check_enabled:
-            reason = "the answer to the reading check (which of the three options was not mentioned in the article) was wrong"
-            block_participation(participation, reason)
-    return {"correct": correct, "blocked_reason": reason}
-
-
 class FrankProtocol(Protocol):
     kind = "frank"
+    family = "frank"
+    urls_module = "annotate.frank.urls"
     tutorial_url_name = "frank-tutorial"
     qualification_url_name = "frank-qualification"
     task_url_name = "frank-task"
     preview_url_name = "frank-preview"
+    terms: ClassVar[dict[str, str | None]] = {**Protocol.terms, "items_done": "Articles"}
+    # FRANK's values are the model's field defaults (redundancy 3, pass score 0.85, traps 25%...).
+    campaign_defaults: ClassVar[Mapping[str, object]] = {}
+    # FRANK's folder travels as a zip; QAGS and FactLab JSONL records become FRANK campaigns by default.
+    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
+        "frank": DatasetFormat(import_frank, (".zip",)),
+        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",)),
+        "jsonl": DatasetFormat(import_jsonl, (".jsonl",)),
+        "aggrefact": DatasetFormat(import_aggrefact, (".csv",)),
+        "llm_aggrefact": DatasetFormat(import_llm_aggrefact, (".csv", ".jsonl")),
+    }
+    export_formats: ClassVar[Mapping[str, str]] = {"frank": "FRANK's data folder (sentence judgements and summary scores)"}
+    export_parts = ("summaries", "sentences", "articles")  # annotate.frank.exporter.FILES
+
+    def document_items(self, store, document: Document) -> None:
+        store.item(document)  # one item per article: all its summaries on one page
+
+    takes_training_material = True
+
+    def parse_training_material(self, data: Any) -> dict[str, Any]:
+        return frank_content.parse_material(data)
+
+    def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
+        return {"traps": campaign.trap_rate > 0, "checks": campaign_has_checks(campaign), "entity_check": campaign.entity_check_enabled, "review": False}
+
+    def qualification_form(self, campaign: Campaign, participation: Participation, post=None) -> QualificationForm:
+        exercise = qualification_exercise(participation)
+        return QualificationForm("annotate/frank/qualification.html", {
+            "exercise": frank_content.public_view(exercise), "categories": CATEGORIES,
+            "rows": qualification_rows(exercise, post),
+        })
+
+    def parse_qualification(self, campaign: Campaign, participation: Participation, post) -> dict[str, Any]:
+        # Each worker and attempt gets their own random subset of the pool.
+        return parse_qualification_form(qualification_exercise(participation), post)
+
+    def score_qualification(self, campaign: Campaign, participation: Participation, answers: dict[str, Any]) -> float:
+        return score_qualification(answers, qualification_exercise(participation))[0]
+
+    def export(self, campaign: Campaign, fmt: str, export_filters: ExportFilters, *, file: str, reveal_workers: bool,
+               include_gold: bool) -> ExportStream:
+        from annotate.frank.exporter import stream_frank_file, stream_frank_zip
+
+        if file == "zip":
+            chunks = stream_frank_zip(campaign, export_filters, reveal_workers=reveal_workers, include_gold=include_gold)
+            return ExportStream(chunks, "application/zip", f"{campaign.slug}-frank.zip")
+        chunks = stream_frank_file(campaign, file, export_filters, reveal_workers=reveal_workers, include_gold=include_gold)
+        return ExportStream(chunks, "application/json", f"{campaign.slug}-frank-{file}.json")
+
+    def parquet_tables(self, campaign: Campaign, export_filters: ExportFilters) -> list[Table]:
+        from annotate.exporters.parquet import Table
+        from annotate.frank.exporter import iter_summary_records
+
+        return [Table("summaries", iter_summary_records(campaign, export_filters), "FRANK's human_annotations.json: one row per summary")]
 
     def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None) -> int:
         from annotate.frank.prepared import prepare_campaign

@@ -1,18 +1,36 @@
-"""Trap (control) sentences for documents that come without FRANK's: generated with spaCy.
+"""Trap (control) sentences: generated with spaCy for documents that come without FRANK's, and taken from
+accepted human BUMP edits of the same article.
 
-Each trap has a known label (``annotate.frank.typology.TRAP_LABELS``): a copy of an article sentence (F0,
-factual), its negation (F1, RelE), a sentence of another article (F4, OutE), a word-scrambled
-sentence (F5, GramE) and a pronoun swap (F6, CorefE). Generation is deterministic per document.
+Mechanical traps have a known label (``annotate.frank.typology.TRAP_LABELS``): a copy of an article sentence
+(F0, factual), its negation (F1, RelE), a sentence of another article (F4, OutE), a word-scrambled sentence
+(F5, GramE) and a pronoun swap (F6, CorefE). Generation is deterministic per document.
+
+BUMP-edit traps (code ``B``) are the changed sentence of a reviewed minimal edit of the article's reference,
+made by a person in a BUMP campaign on the same article (matched by :func:`article_fingerprint`). They count
+more in the trap score (``annotate.models.TRAP_SOURCE_WEIGHTS``): a script cannot find them by comparing them
+with the page, which is how mechanical traps fall.
 """
 from __future__ import annotations
 
+import hashlib
 import random
 import re
+from collections import defaultdict
+from collections.abc import Sequence
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
-from annotate.frank.typology import TRAP_LABELS
-from annotate.models import Document, Trap
+from annotate.frank.typology import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
+from annotate.models import (
+    BUMP_EDIT_TRAP_CODE,
+    TRAP_SOURCE_WEIGHTS,
+    Document,
+    ReviewStatus,
+    Summary,
+    Trap,
+    TrapSource,
+)
 from annotate.nlp import get_nlp, split_sentences
 
 MIN_WORDS, MAX_WORDS = 6, 40
@@ -133,3 +151,87 @@ def generate_traps(document: Document, *, seed: int | None = None) -> list[Trap]
             )
             for code, text in sorted(made.items())
         ]
+
+
+# ---------------------------------------------------------------- traps from accepted BUMP edits
+
+def article_fingerprint(text: str) -> str:
+    """A key of an article's wording that ignores case, spacing, punctuation and tokenisation ("Locke's",
+    "Locke 's"), so the same article imported from two datasets (FRANK, BUMP) matches."""
+    return hashlib.sha1(re.sub(r"[^0-9a-z]", "", (text or "").lower()).encode()).hexdigest()
+
+
+def _norm(sentence: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", sentence.lower())
+
+
+def changed_sentence(reference: Sequence[str], edited: Sequence[str]) -> str | None:
+    """The one sentence of ``edited`` that is not a sentence of ``reference`` (None unless exactly one is)."""
+    kept = {_norm(s) for s in reference}
+    changed = [s for s in edited if s.strip() and _norm(s) not in kept]
+    return changed[0] if len(changed) == 1 else None
+
+
+def accepted_edits() -> QuerySet[Summary]:
+    """Edited summaries with a reviewed error type: platform edits whose review accepted (or corrected) them,
+    and imported minimal pairs (a dataset such as BUMP ships only accepted edits, without an edit record)."""
+    return (
+        Summary.objects.filter(edited_from__isnull=False)
+        .filter(Q(edit_record__isnull=True) | Q(edit_record__review_status__in=[ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED]))
+        .exclude(corrected_error_type="", requested_error_type="")
+    )
+
+
+def bump_edit_trap_candidates(documents: Sequence[Document]) -> dict[int, list[tuple[Summary, str, str]]]:
+    """For each of ``documents``: ``(edited summary, trap sentence, FRANK category)`` of every accepted edit of
+    the same article in another campaign (category "" when the edit's type has no single FRANK category).
+
+    Reads each other article with accepted edits once (to match wordings), then only the matching edits.
+    """
+    by_print: dict[str, list[Document]] = defaultdict(list)
+    for document in documents:
+        by_print[article_fingerprint(document.text)].append(document)
+    campaigns = {d.campaign_id for d in documents}
+    edits = accepted_edits().exclude(document__campaign_id__in=campaigns)
+    sources = (
+        Document.objects.filter(pk__in=edits.values("document_id")).values_list("pk", "text").iterator(chunk_size=500)
+    )
+    matching = {pk: by_print[fp] for pk, text in sources if (fp := article_fingerprint(text)) in by_print}
+    out: dict[int, list[tuple[Summary, str, str]]] = defaultdict(list)
+    if not matching:
+        return out
+    for summary in edits.filter(document_id__in=list(matching)).select_related("edited_from").order_by("id"):
+        reference = summary.edited_from.sentences or split_sentences(summary.edited_from.text)
+        sentence = changed_sentence(reference, summary.sentences or split_sentences(summary.text))
+        if sentence is None:
+            continue
+        category = CATEGORY_OF_BUMP_TYPE.get(summary.corrected_error_type or summary.requested_error_type, "")
+        for document in matching[summary.document_id]:
+            out[document.pk].append((summary, sentence, category))
+    return out
+
+
+def add_bump_edit_traps(document: Document, candidates: Sequence[tuple[Summary, str, str]]) -> list[Trap]:
+    """Store the error traps of ``candidates`` (from :func:`bump_edit_trap_candidates`) not stored yet.
+
+    A trap whose edit is no longer accepted (its review was undone or changed to rejected) is retired: deleted
+    when nobody answered it, else kept with weight 0 (its answers stay as history, off the pages and scores).
+    """
+    retired = document.traps.filter(source=TrapSource.BUMP_EDIT).exclude(edited_summary_id__in=[c[0].pk for c in candidates])
+    retired.filter(answers__isnull=True).delete()
+    retired.update(weight=0.0)
+    if not candidates:
+        return []
+    done = set(document.traps.filter(edited_summary__isnull=False).values_list("edited_summary_id", flat=True))
+    texts = set(document.traps.values_list("text", flat=True))
+    made = []
+    for summary, sentence, category in candidates:
+        if summary.pk in done or sentence in texts:
+            continue
+        made.append(Trap.objects.create(
+            document=document, code=BUMP_EDIT_TRAP_CODE, text=sentence, expected_factual=False, expected_category=category,
+            source=TrapSource.BUMP_EDIT, weight=TRAP_SOURCE_WEIGHTS[TrapSource.BUMP_EDIT], edited_summary=summary,
+        ))
+        done.add(summary.pk)
+        texts.add(sentence)
+    return made

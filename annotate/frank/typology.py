@@ -118,10 +118,18 @@ TRAP_LABELS: dict[str, tuple[bool, str | None]] = {
     "F5": (False, "GramE"),  # scrambled words
     "F6": (False, "CorefE"),  # a pronoun swap
 }
+# The FRANK category of an error trap taken from a human BUMP edit, by the edit's BUMP type code. Extrinsic
+# errors (wrong information not in the article) fit both their frame category and OutE, and "other" fits
+# none: those traps check only the Yes/No, not the category.
+CATEGORY_OF_BUMP_TYPE: dict[str, str] = {
+    "intrinsic_predicate": "RelE", "intrinsic_entity": "EntE", "intrinsic_circumstance": "CircE", "coreference": "CorefE",
+    "extrinsic_predicate": "", "extrinsic_entity": "", "extrinsic_circumstance": "", "other": "",
+}
 TRAP_DESCRIPTIONS: dict[str, str] = {
     "F0": "copy of an article sentence",
     "F1": "negation of an article sentence",
     "F4": "sentence from another article",
     "F5": "word-scrambled sentence",
     "F6": "pronoun swap",
+    "B": "changed sentence of a reviewed human BUMP edit of the article",
 }

@@ -1,60 +1,43 @@
-"""FRANK pages: tutorial (with per-answer feedback), qualification test, preview, annotation task."""
+"""FRANK pages: tutorial (with per-answer feedback), preview, annotation task and its reading check.
+
+The submit endpoint and the qualification test are the shared ones (``annotate.views.tasks``).
+"""
 from __future__ import annotations
 
-import json
 import random
 import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.frank import content as frank_content
 from annotate.frank.typology import CATEGORIES
-from annotate.models import Assignment, Campaign, CampaignKind, CampaignStatus, QualificationStatus
+from annotate.models import Assignment, Campaign, CampaignStatus
+from annotate.frank.services import check_entity_answer
 from annotate.frank.protocol import (
     build_layout,
-    check_entity_answer,
-    qualification_exercise,
-    score_qualification,
     task_page_data,
     tutorial_feedback,
 )
-from annotate.services.assignments import submit_assignment
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
     get_participation,
     mark_tutorial_done,
-    client_address,
-    qualification_attempts_left,
-    record_qualification,
 )
 
 from annotate.views.common import claim_assignment, worker_for_user
+from annotate.views.tasks import error_response, family_campaign, json_body
 
 TUTORIAL_SESSION_KEY = "frank_tutorial_answered"
 
 
 def _campaign(slug: str) -> Campaign:
-    return get_object_or_404(Campaign, slug=slug, kind=CampaignKind.FRANK)
-
-
-def _json_body(request: HttpRequest) -> dict:
-    try:
-        body = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InvalidSubmission(f"The request body is not valid JSON ({exc}).") from exc
-    if not isinstance(body, dict):
-        raise InvalidSubmission("The request body must be a JSON object.")
-    return body
-
-
-def _error(exc: WorkflowError) -> JsonResponse:
-    return JsonResponse(exc.as_dict(), status=exc.status_code)
+    return family_campaign(slug, "frank")
 
 
 # ---------------------------------------------------------------- tutorial
@@ -80,7 +63,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
     """Feedback on one tutorial answer; the key stays on the server."""
     exercise = frank_content.campaign_tutorial(_campaign(slug).training_material)
     try:
-        body = _json_body(request)
+        body = json_body(request)
         summary, index = body.get("summary"), body.get("index")
         if not isinstance(summary, int) or not isinstance(index, int):
             raise InvalidSubmission("summary and index must be integers")
@@ -92,7 +75,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
         except IndexError as exc:
             raise InvalidSubmission(str(exc)) from exc
     except WorkflowError as exc:
-        return _error(exc)
+        return error_response(exc)
     answered = set(request.session.get(TUTORIAL_SESSION_KEY, {}).get(slug, []))
     answered.add(f"{summary}:{index}")
     store = request.session.get(TUTORIAL_SESSION_KEY, {})
@@ -112,77 +95,6 @@ def tutorial_done(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("annotate:frank-tutorial", slug)
     mark_tutorial_done(get_participation(worker_for_user(request.user), campaign))
     return redirect("annotate:campaign", slug)
-
-
-# ---------------------------------------------------------------- qualification
-
-def _qualification_rows(exercise: frank_content.Exercise, post=None) -> list[dict]:
-    """The test's sentences with the worker's current form values (for re-display after an error)."""
-    rows = []
-    for s, summary in enumerate(frank_content.public_view(exercise)["summaries"]):
-        sentences = []
-        for i, text in enumerate(summary):
-            name = f"s{s}_{i}"
-            sentences.append({
-                "name": name, "text": text, "number": i + 1,
-                "factual": post.get(f"{name}_factual", "") if post else "",
-                "categories": post.getlist(f"{name}_cat") if post else [],
-            })
-        rows.append({"number": s + 1, "sentences": sentences})
-    return rows
-
-
-def _parse_qualification_form(exercise: frank_content.Exercise, post) -> dict:
-    """Form fields ``s<S>_<I>_factual`` (yes/no) and ``s<S>_<I>_cat`` (codes) -> the scoring structure."""
-    summaries = []
-    for s, summary in enumerate(exercise.summaries):
-        answers = []
-        for i in range(len(summary)):
-            value = post.get(f"s{s}_{i}_factual")
-            if value not in ("yes", "no"):
-                raise InvalidSubmission(f"Summary {s + 1}, sentence {i + 1}: answer Yes or No.")
-            factual = value == "yes"
-            answers.append({"factual": factual, "categories": [] if factual else post.getlist(f"s{s}_{i}_cat")})
-        summaries.append(answers)
-    return {"summaries": summaries}
-
-
-@login_required
-def qualification(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = _campaign(slug)
-    participation = get_participation(worker_for_user(request.user), campaign)
-    problem = eligibility_problem(participation, for_main_task=False)
-    if problem:
-        return redirect("annotate:campaign", slug)
-    if campaign.tutorial_required and not participation.tutorial_done:
-        return redirect("annotate:frank-tutorial", slug)
-    # Each worker and attempt gets its own random subset of the pool; only pass or fail is ever shown.
-    exercise = qualification_exercise(participation)
-    context = {
-        "campaign": campaign, "participation": participation, "pass_score": campaign.qualification_pass_score,
-        "exercise": frank_content.public_view(exercise), "categories": CATEGORIES,
-    }
-    if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
-        return render(request, "annotate/frank/qualification_result.html", {**context, "passed": True})
-    if request.method == "POST":
-        try:
-            answers = _parse_qualification_form(exercise, request.POST)
-            score, _ = score_qualification(answers, exercise)
-            passed = score >= campaign.qualification_pass_score
-            record_qualification(participation, score=score, passed=passed, answers=answers, address=client_address(request))
-        except WorkflowError as exc:
-            return render(request, "annotate/frank/qualification.html", {
-                **context, "rows": _qualification_rows(exercise, request.POST), "error": exc.message,
-                "attempts_left": qualification_attempts_left(participation),
-            }, status=exc.status_code)
-        return render(request, "annotate/frank/qualification_result.html", {
-            **context, "passed": passed, "attempts_left": qualification_attempts_left(participation),
-        })
-    if participation.qualification_status == QualificationStatus.FAILED or qualification_attempts_left(participation) <= 0:
-        return render(request, "annotate/frank/qualification_result.html", {**context, "passed": False, "attempts_left": 0})
-    return render(request, "annotate/frank/qualification.html", {
-        **context, "rows": _qualification_rows(exercise), "attempts_left": qualification_attempts_left(participation),
-    })
 
 
 # ---------------------------------------------------------------- task
@@ -236,35 +148,12 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
 def entity_answer(request: HttpRequest, slug: str, assignment_id: int) -> JsonResponse:
     campaign = _campaign(slug)
     try:
-        outcome = check_entity_answer(assignment_id, worker_for_user(request.user), _json_body(request).get("choice"), campaign)
+        outcome = check_entity_answer(assignment_id, worker_for_user(request.user), json_body(request).get("choice"), campaign)
     except WorkflowError as exc:
-        return _error(exc)
+        return error_response(exc)
     return JsonResponse({
         "correct": outcome["correct"],
         "blocked": bool(outcome["blocked_reason"]),
         "detail": (f"You have been blocked from this campaign: {outcome['blocked_reason']}." if outcome["blocked_reason"] else ""),
         "next": reverse("annotate:campaign", args=[slug]),
     })
-
-
-@login_required
-@require_POST
-def submit(request: HttpRequest, slug: str, assignment_id: int) -> JsonResponse:
-    campaign = _campaign(slug)
-    try:
-        body = _json_body(request)
-        key = body.get("submission_key") or ""
-        if not isinstance(key, str):
-            raise InvalidSubmission("submission_key must be a string")
-        outcome = submit_assignment(assignment_id, worker_for_user(request.user), body, submission_key=key, campaign=campaign)
-    except WorkflowError as exc:
-        return _error(exc)
-    return JsonResponse({
-        "ok": True,
-        "duplicate": outcome.duplicate,
-        "blocked": bool(outcome.blocked_reason),
-        "detail": f"You have been blocked from this campaign: {outcome.blocked_reason}." if outcome.blocked_reason else "",
-        "next": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1",
-    })
-
-

@@ -18,16 +18,18 @@ ProgressCallback = Callable[[int, int | None], None]
 
 @dataclass
 class ImportReport:
-    """What an import did: rows created and rows that already existed, per kind of object."""
+    """What an import did, per kind of object: rows ``created``, rows ``existing`` in the campaign before this
+    import (a re-import), and records ``repeated`` in this import (a row this import met before)."""
 
     campaign: str
     format: str
     records: int = 0
     created: Counter = field(default_factory=Counter)
     existing: Counter = field(default_factory=Counter)
+    repeated: Counter = field(default_factory=Counter)
 
-    def count(self, kind: str, created: bool) -> None:
-        (self.created if created else self.existing)[kind] += 1
+    def count(self, kind: str, created: bool, repeated: bool = False) -> None:
+        (self.created if created else self.repeated if repeated else self.existing)[kind] += 1
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +38,7 @@ class ImportReport:
             "records": self.records,
             "created": dict(self.created),
             "existing": dict(self.existing),
+            "repeated": dict(self.repeated),
         }
 
     def summary_line(self) -> str:

@@ -109,8 +109,7 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
                     )
                     if is_reference:
                         store.items_for_reference(document, summary)
-                if store.campaign.kind == "frank":
-                    store.item(document)
+                store.items_for_document(document)
                 store.report.records += 1
                 done += 1
                 progress(done, None)

@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate.models import CampaignKind, Dataset
+from annotate.models import Dataset
 
 from .base import ImportFailed, RecordReader, iter_json_lines
 from .store import Store
@@ -78,8 +78,7 @@ def import_qags(
             summary = store.summary(document, system, text=" ".join(sentences), sentences=sentences)
             for s_index, worker_id, factual in answers:
                 store.judgement(summary, s_index, store.worker("qags", worker_id), factual, [])
-            if store.campaign.kind == CampaignKind.FRANK:
-                store.item(document)
+            store.items_for_document(document)
             store.report.records += 1
             done += 1
             progress(done, None)

@@ -16,10 +16,8 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from django.utils import timezone
 
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.models import (
     Campaign,
-    CampaignKind,
     Document,
     Item,
     JudgementSource,
@@ -31,6 +29,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.nlp import split_sentences_many
+from annotate.protocols import protocol_for
 
 from .base import ImportFailed, ImportReport, RecordReader
 
@@ -68,6 +67,7 @@ class Store:
 
     def __init__(self, campaign: Campaign, report: ImportReport):
         self.campaign = campaign
+        self.protocol = protocol_for(campaign.kind)
         self.report = report
         self.sentences = SentenceCache()
         self._workers: dict[tuple[str, str], Worker] = {}
@@ -84,6 +84,13 @@ class Store:
         self._judgements: dict[tuple[int, int, int], tuple[bool, list[str]]] = {}
         self._scores: dict[tuple[int, str, str], float] = {}
         self._seen: dict[tuple[str, tuple], tuple[bytes, str]] = {}  # (kind, natural key) -> (text, where first read)
+        self._met: set[tuple[str, tuple]] = set()  # rows this import met: meeting one again is a repeat
+
+    def _tally(self, kind: str, key: tuple, created: bool) -> None:
+        """Count a row as created, as in the campaign before this import, or as repeated within this import."""
+        repeated = (kind, key) in self._met
+        self._met.add((kind, key))
+        self.report.count(kind, created, repeated=repeated)
 
     def _same_content(
         self, kind: str, key: tuple, text: str, existing_text: Callable[[], str] | None, origin: RecordReader | None, field: str
@@ -122,7 +129,7 @@ class Store:
         if "text" in fields:
             # an existing row's text (deferred) is read only the first time this import meets the id
             self._same_content("document", (external_id,), fields["text"], None if created else (lambda: doc.text), origin, id_field)
-        self.report.count("documents", created)
+        self._tally("documents", (external_id,), created)
         return doc
 
     def has_document(self, external_id: str) -> bool:
@@ -155,7 +162,7 @@ class Store:
         if not created and fields.get("human_scores") and summary.human_scores != fields["human_scores"]:
             summary.human_scores = fields["human_scores"]
             summary.save(update_fields=["human_scores"])
-        self.report.count("summaries", created)
+        self._tally("summaries", (document.pk, system), created)
         return summary
 
     def edited_summary(self, source: Summary, external_id: str, **fields: Any) -> Summary:
@@ -168,7 +175,7 @@ class Store:
                 document_id=source.document_id, edited_from=source, external_id=external_id, **_resolve(fields)
             )
             self._edited[(source.pk, external_id)] = summary
-        self.report.count("summaries", created)
+        self._tally("summaries", (source.pk, "edit", external_id), created)
         return summary
 
     def worker(self, provider: str, external_id: str) -> Worker:
@@ -199,7 +206,7 @@ class Store:
             self._new_traps.append(
                 Trap(document=document, code=code, text=text, expected_factual=expected_factual, expected_category=expected_category)
             )
-        self.report.count("traps", created)
+        self._tally("traps", key, created)
 
     def item(self, document: Document, summary: Summary | None = None, requested_error_type: str = "") -> None:
         if self._items is None:
@@ -219,15 +226,15 @@ class Store:
                 )
             )
             self._next_position += 1
-        self.report.count("items", created)
+        self._tally("items", key, created)
+
+    def items_for_document(self, document: Document) -> None:
+        """The items the campaign's protocol makes of a document (FRANK: one per document)."""
+        self.protocol.document_items(self, document)
 
     def items_for_reference(self, document: Document, reference: Summary) -> None:
-        """BUMP campaigns edit references: one item per requestable type (Task 1) or one item (Task 2)."""
-        if self.campaign.kind == CampaignKind.BUMP_TAXONOMY:
-            for error_type in bump_taxonomy.REQUESTABLE:
-                self.item(document, reference, error_type.code)
-        elif self.campaign.kind == CampaignKind.BUMP_FREE:
-            self.item(document, reference, "")
+        """The items the campaign's protocol makes of a reference summary (BUMP edits references)."""
+        self.protocol.reference_items(self, document, reference)
 
     def judgement(self, summary: Summary, sentence_index: int, worker: Worker, factual: bool, categories: list[str]) -> None:
         # The first answer of a (summary, sentence, worker) wins, as get_or_create did.

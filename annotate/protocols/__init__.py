@@ -2,26 +2,85 @@
 
 The shared workflow (assignments, qualification bookkeeping, quality rules, bonuses) lives in
 ``annotate.services``; each campaign kind plugs in one :class:`~annotate.protocols.base.Protocol`.
+Adding a protocol is one package and one line in ``annotate.kinds.PROTOCOLS`` (see docs/architecture.md).
 """
 from __future__ import annotations
 
 import importlib
+from functools import cache
 
-from .base import Protocol, SubmissionResult
+from annotate.kinds import PROTOCOLS
 
-# campaign kind -> "module:Class"
-PROTOCOLS: dict[str, str] = {
-    "frank": "annotate.frank.protocol:FrankProtocol",
-    "bump_taxonomy": "annotate.bump.protocol:BumpTaxonomyProtocol",
-    "bump_free": "annotate.bump.protocol:BumpFreeProtocol",
-}
+from .base import DatasetFormat, ExportStream, Protocol, QualificationForm, SubmissionResult
+
+#: Export formats every campaign has (rows of judgements, edits and scores); protocols add their own.
+SHARED_EXPORT_FORMATS = ("jsonl", "csv", "parquet")
 
 
-def protocol_for(kind: str) -> Protocol:
-    if kind not in PROTOCOLS:
-        raise ValueError(f"no protocol for campaign kind {kind!r}")
-    module_name, class_name = PROTOCOLS[kind].split(":")
+@cache
+def _load(kind: str, target: str) -> Protocol:
+    module_name, class_name = target.split(":")
     return getattr(importlib.import_module(module_name), class_name)()
 
 
-__all__ = ["PROTOCOLS", "Protocol", "SubmissionResult", "protocol_for"]
+def protocol_for(kind: str) -> Protocol:
+    """The protocol of a campaign kind (one stateless instance per kind)."""
+    if kind not in PROTOCOLS:
+        raise ValueError(f"no protocol for campaign kind {kind!r}; expected one of {', '.join(PROTOCOLS)}")
+    return _load(kind, PROTOCOLS[kind][0])
+
+
+def all_protocols() -> list[Protocol]:
+    return [protocol_for(kind) for kind in PROTOCOLS]
+
+
+def kinds_of_family(family: str) -> list[str]:
+    """The campaign kinds whose pages live under one family's URLs (e.g. both BUMP tasks under ``bump``)."""
+    return [p.kind for p in all_protocols() if p.family == family]
+
+
+def dataset_formats() -> dict[str, tuple[DatasetFormat, str]]:
+    """Every dataset import format -> (format, the kind a campaign created by it gets when none is named)."""
+    found: dict[str, tuple[DatasetFormat, str]] = {}
+    for protocol in all_protocols():
+        for name, fmt in protocol.dataset_formats.items():
+            found.setdefault(name, (fmt, protocol.kind))
+    return found
+
+
+def export_formats() -> tuple[str, ...]:
+    """Every export format: the protocols' own, then the shared row formats."""
+    own = [name for p in all_protocols() for name in p.export_formats]
+    return tuple(dict.fromkeys(own)) + SHARED_EXPORT_FORMATS
+
+
+def protocol_url_modules() -> list[str]:
+    """The URL modules of the registered protocols, each once."""
+    return list(dict.fromkeys(p.urls_module for p in all_protocols() if p.urls_module))
+
+
+def export_parts() -> tuple[str, ...]:
+    """Every protocol's export parts that can be asked for alone (``file=``)."""
+    return tuple(dict.fromkeys(part for p in all_protocols() for part in p.export_parts))
+
+
+def format_misfit(fmt: str, kind: str) -> str | None:
+    """Why ``fmt`` cannot export a campaign of ``kind``, or None when it can."""
+    protocol = protocol_for(kind)
+    if fmt in SHARED_EXPORT_FORMATS or fmt in protocol.export_formats:
+        return None
+    what = next((p.export_formats[fmt] for p in all_protocols() if fmt in p.export_formats), f"the unknown format {fmt!r}")
+    return (
+        f"format={fmt} writes {what}, which a {kind} campaign does not have; "
+        f"formats for a {kind} campaign: {', '.join(formats_for(kind))}"
+    )
+
+
+def formats_for(kind: str) -> list[str]:
+    return [*protocol_for(kind).export_formats, *SHARED_EXPORT_FORMATS]
+
+
+__all__ = [
+    "PROTOCOLS", "DatasetFormat", "ExportStream", "Protocol", "QualificationForm", "SubmissionResult",
+    "all_protocols", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
+]

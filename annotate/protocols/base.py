@@ -1,11 +1,31 @@
-"""The interface a campaign kind implements on top of the shared workflow."""
+"""The interface a campaign kind implements on top of the shared workflow.
+
+Everything that differs between campaign kinds is an attribute or a method here; the shared services,
+views, serializers and exporters ask the campaign's protocol (``annotate.protocols.protocol_for``) and never
+test the kind themselves.
+"""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from annotate.models import Assignment, Campaign
+from annotate.models import (
+    Assignment,
+    Campaign,
+    Document,
+    Item,
+    Participation,
+    Summary,
+    Worker,
+)
+
+if TYPE_CHECKING:
+    from django.db.models import QuerySet
+
+    from annotate.exporters.parquet import Table
+    from annotate.exporters.tabular import ExportFilters
 
 
 @dataclass
@@ -24,8 +44,39 @@ class SubmissionResult:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class DatasetFormat:
+    """A dataset import format: its importer ``(store, paths, progress, **options)`` and the upload endings it takes."""
+
+    importer: Callable[..., None]
+    suffixes: tuple[str, ...]
+    #: Keyword options the importer takes besides the paths (e.g. QAGS's ``dataset``).
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExportStream:
+    """A protocol export: the byte chunks, their content type and the download's file name."""
+
+    chunks: Iterable[bytes]
+    content_type: str
+    filename: str
+
+
+@dataclass(frozen=True)
+class QualificationForm:
+    """The qualification page of a protocol: its template and what the template shows."""
+
+    template: str
+    context: dict[str, Any]
+
+
 class Protocol(ABC):
     kind: str
+    #: Prefix of the protocol's URL names and template folder; kinds of one family share their pages.
+    family: str = ""
+    #: Module of the protocol's page URLs (included by ``annotate/urls.py``), or "" when it has no pages of its own.
+    urls_module: ClassVar[str] = ""
     #: URL names (namespace ``annotate``, taking the campaign ``slug``) of this protocol's pages; the shared
     #: campaign entry page redirects a worker to the step they are at.
     tutorial_url_name: str | None = None
@@ -35,11 +86,25 @@ class Protocol(ABC):
     #: the admin campaign page).
     preview_url_name: str | None = None
     review_url_name: str | None = None
-    #: The protocol's words on admin pages and CSVs; None hides a figure the protocol does not have.
+    #: The protocol's words on admin and worker pages and CSVs; None hides a figure the protocol does not have.
     terms: ClassVar[dict[str, str | None]] = {
         "items": "Items", "items_csv": "items", "trap_score": "Trap score", "entity": "Reading check",
         "too_fast": "Too fast", "judgements_csv": "sentence judgements with lead times (CSV)",
+        "items_done": "Items",
     }
+    #: Field values of a new campaign of this kind; every creation path applies them
+    #: (``annotate.services.campaigns.create_campaign``), values given explicitly win.
+    campaign_defaults: ClassVar[Mapping[str, object]] = {}
+    #: Dataset import formats that create a campaign of this kind when none is named.
+    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {}
+    #: Export formats of the protocol's own data (besides the shared jsonl/csv/parquet rows): name -> what it writes.
+    export_formats: ClassVar[Mapping[str, str]] = {}
+    #: Parts of the protocol's export that can be asked for alone (the export's ``file``), besides the whole "zip".
+    export_parts: ClassVar[tuple[str, ...]] = ()
+    #: Pay the item bonus when the item is submitted (False: the protocol settles it later, e.g. after a review).
+    bonus_at_submission: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ pages and preparation
 
     def prepare_campaign(self, campaign: Campaign, *, only_missing: bool = True, progress=None) -> int:
         """Compute once, after an import, what task pages need from the campaign's documents (a background
@@ -54,6 +119,62 @@ class Protocol(ABC):
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
         """Validate ``payload`` and store it. Raise ``InvalidSubmission`` to refuse (the transaction rolls back)."""
 
+    def document_items(self, store: Any, document: Document) -> None:
+        """Create (through ``store.item``, ``store`` being the import's ``annotate.importers.store.Store``) the items
+        an imported document makes; default: none."""
+
+    def reference_items(self, store: Any, document: Document, reference: Summary) -> None:
+        """Create the items an imported reference summary makes; default: none."""
+
+    # ------------------------------------------------------------------ workflow rules
+
+    def needs_tutorial(self, campaign: Campaign) -> bool:
+        """The worker must do the tutorial first: the protocol has one and the campaign asks for it."""
+        return self.tutorial_url_name is not None and campaign.tutorial_required
+
+    def order_candidates(self, worker: Worker, campaign: Campaign, candidates: QuerySet[Item], window: int) -> list[Item]:
+        """The next ``window`` items the worker may take, best first (default: items under way first, then campaign order)."""
+        return list(candidates[:window])
+
+    def bonus_without_score(self, campaign: Campaign) -> bool:
+        """Whether a submission earns the item bonus before any quality score exists (campaigns without traps always do)."""
+        return campaign.trap_rate == 0
+
+    def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
+        """Which checks the worker rules announce: control sentences, the reading check, expert review."""
+        return {"traps": False, "checks": False, "entity_check": False, "review": False}
+
+    # ------------------------------------------------------------------ qualification
+
+    def qualification_form(self, campaign: Campaign, participation: Participation, post=None) -> QualificationForm:
+        """The qualification page (with the worker's answers ``post`` when it is shown again after an error)."""
+        raise NotImplementedError(f"{type(self).__name__} has no qualification test")
+
+    def parse_qualification(self, campaign: Campaign, participation: Participation, post) -> dict[str, Any]:
+        """The form's answers as the scorer takes them; raise ``InvalidSubmission`` naming what is missing."""
+        raise NotImplementedError(f"{type(self).__name__} has no qualification test")
+
+    def score_qualification(self, campaign: Campaign, participation: Participation, answers: dict[str, Any]) -> float:
+        """The share of right answers, 0 to 1."""
+        raise NotImplementedError(f"{type(self).__name__} has no qualification test")
+
     def qualification_passed(self, campaign: Campaign, score: float) -> bool:
         return score >= campaign.qualification_pass_score
 
+    #: Whether a campaign can import its own tutorial/qualification material (``import_training_material``).
+    takes_training_material: ClassVar[bool] = False
+
+    def parse_training_material(self, data: Any) -> dict[str, Any]:
+        """A campaign's own tutorial/qualification material, validated (``MaterialError`` names what is wrong)."""
+        raise NotImplementedError(f"{type(self).__name__} takes no imported material")
+
+    # ------------------------------------------------------------------ exports
+
+    def export(self, campaign: Campaign, fmt: str, export_filters: ExportFilters, *, file: str, reveal_workers: bool,
+               include_gold: bool) -> ExportStream:
+        """Stream one of ``export_formats``."""
+        raise NotImplementedError(f"{type(self).__name__} has no export format {fmt!r}")
+
+    def parquet_tables(self, campaign: Campaign, export_filters: ExportFilters) -> list[Table]:
+        """The protocol's own tables in the Parquet dataset, beside the shared row tables."""
+        return []

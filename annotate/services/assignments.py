@@ -2,8 +2,9 @@
 
 Guarantees (tested against PostgreSQL under concurrency):
 
-* an item never has more than ``campaign.redundancy`` live (active or submitted) assignments: the item
-  row is locked (``SELECT ... FOR UPDATE``) while its live assignments are counted and one is added;
+* an item never has more than ``campaign.redundancy`` live (active or submitted) assignments (adaptive
+  campaigns: its current worker target, ``services/adaptive.py``): the item row is locked
+  (``SELECT ... FOR UPDATE``) while its live assignments are counted and one is added;
 * a claim costs the same in a campaign of 1k or 100k items: candidates come from an index on the item's
   stored live count (``services/live_counts.py`` keeps it; see ``benchmarks/claim_scaling.py``);
 * a worker never gets the same item twice: a unique constraint on (item, worker);
@@ -13,7 +14,6 @@ Guarantees (tested against PostgreSQL under concurrency):
 """
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -35,14 +35,15 @@ from annotate.models import (
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
 
+from .adaptive import open_items_filter, schedule_refit, slot_limit
 from .bonuses import award_submission_pay_and_bonus
+from .control_items import arrange_candidates
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
 from .live_counts import close_assignments
 from .participation import apply_quality_rules, eligibility_problem, get_participation
 
 CANDIDATE_WINDOW = 25
 CANDIDATE_ROUNDS = 4
-BUMP_WINDOW_FACTOR = 4
 
 
 def _unattended(campaign: Campaign) -> Q:
@@ -112,7 +113,7 @@ def _candidate_items(worker: Worker, campaign: Campaign):
     """
     had = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
     return (
-        Item.objects.filter(campaign=campaign, for_experts=False, live_count__lt=campaign.redundancy)
+        Item.objects.filter(open_items_filter(campaign), campaign=campaign, for_experts=False)
         .exclude(Exists(had))
         .order_by("-live_count", "position", "id")
     )
@@ -175,20 +176,9 @@ def _claim(worker: Worker, campaign: Campaign, participation: Participation) -> 
 
 def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
     """The next window of items the worker may take, best first."""
-    candidates = _candidate_items(worker, campaign)
-    if not campaign.is_bump:
-        # Complete items that are already under way first, then in campaign order.
-        return list(candidates[:CANDIDATE_WINDOW])
-    # BUMP spreads a summary's edits over different workers: from a wider window, summaries the worker has
-    # not edited come first, each group shuffled.
-    window = list(candidates[: CANDIDATE_WINDOW * BUMP_WINDOW_FACTOR])
-    seen = set(
-        Assignment.objects.filter(worker=worker, item__campaign=campaign, item__summary_id__in={i.summary_id for i in window})
-        .values_list("item__summary_id", flat=True)
-    )
-    random.shuffle(window)
-    window.sort(key=lambda item: item.summary_id in seen)
-    return window[:CANDIDATE_WINDOW]
+    ordered = protocol_for(campaign.kind).order_candidates(worker, campaign, _candidate_items(worker, campaign), CANDIDATE_WINDOW)
+    # Control items come at random turns, whatever the protocol's order (a worker cannot tell them by position).
+    return arrange_candidates(campaign, ordered)
 
 
 _BUSY = object()  # _claim_item: the item's row is locked by another claim (and ``wait`` was False)
@@ -209,7 +199,7 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
             item.campaign = campaign
             # The real count under the lock decides; the stored count only found the candidate.
             live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
-            if live >= campaign.redundancy:
+            if live >= slot_limit(campaign, item):
                 if item.live_count == live:
                     raise _ReleaseRowLock
                 Item.objects.filter(pk=item.pk).update(live_count=live)
@@ -337,4 +327,5 @@ def submit_assignment(
         blocked_reason = apply_quality_rules(participation)
         if blocked_reason is None:
             award_submission_pay_and_bonus(participation, assignment)
+        schedule_refit(campaign)  # adaptive redundancy: the label model is refitted off the request path
     return SubmitOutcome(assignment=assignment, result=result, blocked_reason=blocked_reason)

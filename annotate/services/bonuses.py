@@ -1,7 +1,8 @@
 """The bonus ledger: append-only entries with unique keys, so recomputing or retrying never pays twice.
 
 Rules (campaign settings, FRANK's values by default): ``bonus_per_item`` for each item submitted while
-the worker's continuous-evaluation score is at least ``bonus_min_score``, and ``bonus_streak_amount``
+the worker's balanced control score is at least ``bonus_min_score`` and that was not too fast (the
+conditions and the hold of a consistently fast worker's pay: ``services/pay_rules.py``), and ``bonus_streak_amount``
 more for every ``bonus_streak_size`` such items, decided with the score at the time of submission (the
 ledger entry is written then and never revisited, so a later change of the score changes nothing).
 BUMP edits earn ``bonus_per_item`` only once expert review accepts or corrects them
@@ -13,80 +14,45 @@ from __future__ import annotations
 import io
 from decimal import Decimal
 
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import F, QuerySet, Sum
 
 from annotate.exporters.tabular import SafeCsvWriter
 from annotate.models import (
     Assignment,
-    AssignmentStatus,
     BonusEntry,
     Campaign,
     Edit,
     Participation,
     ReviewStatus,
-    TrapAnswer,
     Worker,
 )
+from annotate.protocols import protocol_for
+
+from .ledger import add_ledger_entry
+from .pay_rules import judge_submission
 
 EDIT_BONUS_PREFIX = "edit-bonus"
-
-
-def _add_entry(
-    *, key: str, participation: Participation, assignment: Assignment | None, amount: Decimal, reason: str,
-    reversal: bool = False,
-) -> bool:
-    """Append one entry; False (and nothing written) when an entry with this key exists.
-
-    Amounts are positive, except a ``reversal`` (negative: it cancels an earlier entry of the ledger).
-    """
-    if amount == 0 or (amount < 0) != reversal:
-        return False
-    try:
-        with transaction.atomic():
-            BonusEntry.objects.create(
-                key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
-                assignment=assignment, amount=amount, reason=reason,
-            )
-        return True
-    except IntegrityError:
-        return False
-
-
-def score_at_submission(assignment: Assignment) -> float | None:
-    """The worker's trap score over the answers submitted up to and including ``assignment`` (None before
-    any trap): the same whenever it is computed, so a bonus decision never changes afterwards."""
-    submitted_at = assignment.submitted_at or Assignment.objects.values_list("submitted_at", flat=True).get(pk=assignment.pk)
-    counts = TrapAnswer.objects.filter(
-        assignment__worker_id=assignment.worker_id, assignment__item__campaign_id=assignment.item.campaign_id,
-        assignment__status=AssignmentStatus.SUBMITTED, assignment__submitted_at__lte=submitted_at,
-    ).aggregate(total=Count("id"), correct=Count("id", filter=Q(correct=True)))
-    return counts["correct"] / counts["total"] if counts["total"] else None
-
-
-def bonus_eligible(participation: Participation, score: float | None) -> bool:
-    if score is None:
-        # No control sentence seen yet: FRANK pays once the score exists; campaigns without traps always pay.
-        return participation.campaign.is_bump or participation.campaign.trap_rate == 0
-    return score >= participation.campaign.bonus_min_score
 
 
 def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
     """Record pay and bonuses earned by one submitted assignment. Returns the keys written now."""
     campaign: Campaign = participation.campaign
     written: list[str] = []
-    pay_key = f"pay:{assignment.pk}"
-    if _add_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
-        written.append(pay_key)
-    if campaign.is_bump:
-        return written  # an edit's bonus waits for its review (settle_edit_bonus)
-    score = score_at_submission(assignment)
-    if not bonus_eligible(participation, score):
+    verdict = judge_submission(participation, assignment)  # hold, too fast, balanced control score; reasons recorded
+    if verdict.held:
         return written
+    pay_key = f"pay:{assignment.pk}"
+    if add_ledger_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
+        written.append(pay_key)
+    if not protocol_for(campaign.kind).bonus_at_submission:
+        return written  # the protocol settles the bonus later (an edit's after its review: settle_edit_bonus)
+    if not verdict.bonus_allowed:
+        return written
+    quality = "no quality checks in this campaign" if verdict.score is None else f"balanced control score {verdict.score:.2f} >= {campaign.bonus_min_score:.2f}"
     item_key = f"item-bonus:{assignment.pk}"
-    if _add_entry(
+    if add_ledger_entry(
         key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
-        reason=f"item submitted with quality score {score or 0:.0%} >= {campaign.bonus_min_score:.0%}"[:200],
+        reason=f"item submitted with {quality}"[:200],
     ):
         written.append(item_key)
         Participation.objects.filter(pk=participation.pk).update(bonus_items=F("bonus_items") + 1)
@@ -94,7 +60,7 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
         if participation.bonus_items % campaign.bonus_streak_size == 0:
             streak = participation.bonus_items // campaign.bonus_streak_size
             streak_key = f"streak-bonus:{participation.pk}:{streak}"
-            if _add_entry(
+            if add_ledger_entry(
                 key=streak_key, participation=participation, assignment=assignment, amount=campaign.bonus_streak_amount,
                 reason=f"{participation.bonus_items} items at the required quality",
             ):
@@ -122,7 +88,7 @@ def settle_edit_bonus(edit: Edit) -> Decimal:
     if delta == 0:
         return delta
     reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
-    _add_entry(
+    add_ledger_entry(
         key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=assignment,
         amount=delta, reason=reason, reversal=delta < 0,
     )

@@ -1,9 +1,13 @@
-"""Campaign lifecycle."""
+"""Campaign lifecycle: creation with the protocol's defaults, and the state transitions every page and the API use."""
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
+from django.db import transaction
 from django.utils import timezone
 
 from annotate.models import Campaign, CampaignStatus
+from annotate.protocols import protocol_for
 
 ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     CampaignStatus.DRAFT: {CampaignStatus.RUNNING, CampaignStatus.FINISHED},
@@ -11,10 +15,57 @@ ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     CampaignStatus.PAUSED: {CampaignStatus.RUNNING, CampaignStatus.FINISHED},
     CampaignStatus.FINISHED: set(),
 }
+# The admin's actions: the states each may start from, and the state it leads to. "start" and "resume"
+# both lead to running, but a paused campaign is resumed (not started) and a draft started (not resumed).
+ACTIONS: dict[str, tuple[frozenset[str], str]] = {
+    "start": (frozenset({CampaignStatus.DRAFT}), CampaignStatus.RUNNING),
+    "pause": (frozenset({CampaignStatus.RUNNING}), CampaignStatus.PAUSED),
+    "resume": (frozenset({CampaignStatus.PAUSED}), CampaignStatus.RUNNING),
+    "finish": (frozenset({CampaignStatus.DRAFT, CampaignStatus.RUNNING, CampaignStatus.PAUSED}), CampaignStatus.FINISHED),
+}
 
 
 class CampaignStateError(ValueError):
     pass
+
+
+def protocol_defaults(kind: str, *, given: Iterable[str] = ()) -> dict[str, object]:
+    """The kind's defaults for the fields not in ``given`` (for forms that build the campaign themselves)."""
+    given = set(given)
+    return {name: value for name, value in protocol_for(kind).campaign_defaults.items() if name not in given}
+
+
+def create_campaign(*, slug: str, name: str, kind: str, fields: Mapping[str, object] | None = None) -> Campaign:
+    """Create a campaign of ``kind`` with its protocol's defaults; ``fields`` (any Campaign field) win over them.
+
+    Every creation path (admin page, API, dataset import, commands) goes through here, so a campaign of a
+    kind always starts with that kind's rules.
+    """
+    values = {**protocol_for(kind).campaign_defaults, **(fields or {})}
+    researchers = values.pop("researchers", None)
+    with transaction.atomic():
+        campaign = Campaign(slug=slug, name=name, kind=kind, **values)
+        campaign.full_clean(exclude=["researchers"], validate_unique=False)
+        campaign.save()
+        if researchers:
+            campaign.researchers.set(researchers)
+    return campaign
+
+
+def allowed_actions(campaign: Campaign) -> list[str]:
+    """The actions the campaign's state allows now, in the order the admin page shows them."""
+    return [action for action, (sources, _) in ACTIONS.items() if campaign.status in sources]
+
+
+def apply_campaign_action(campaign: Campaign, action: str) -> Campaign:
+    """Start (from draft), pause (when running), resume (when paused) or finish the campaign; anything else
+    raises :class:`CampaignStateError` naming the action and the state."""
+    if action not in ACTIONS:
+        raise CampaignStateError(f"unknown action {action!r}; expected one of {', '.join(ACTIONS)}")
+    sources, target = ACTIONS[action]
+    if campaign.status not in sources:
+        raise CampaignStateError(f"cannot {action} the campaign: it is {campaign.status}")
+    return set_campaign_status(campaign, target)
 
 
 def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
@@ -31,30 +82,3 @@ def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
         campaign.finished_at = now
     campaign.save(update_fields=["status", "started_at", "finished_at", "updated_at"])
     return campaign
-
-
-# BUMP campaigns (Ma et al., 2023): no tutorial, a qualification that must be answered without a mistake,
-# each (summary, type) edited once, no control sentences.
-BUMP_DEFAULTS: dict[str, object] = {
-    "tutorial_required": False,
-    "qualification_required": True,
-    "qualification_pass_score": 1.0,
-    "redundancy": 1,
-    "trap_rate": 0.0,
-    "entity_check_enabled": False,
-    "max_edit_distance": 6,
-}
-
-
-def create_bump_campaign(slug: str, name: str, kind: str, *, exclusive_with: Campaign | None = None, **settings) -> Campaign:
-    """Create a BUMP Task 1 (``bump_taxonomy``) or Task 2 (``bump_free``) campaign with BUMP's defaults.
-
-    ``exclusive_with``: the Task 1 campaign whose qualification takers may not join (Task 2's exclusive pool).
-    ``settings`` override the defaults (any Campaign field).
-    """
-    from annotate.models import CampaignKind
-
-    if kind not in (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE):
-        raise ValueError(f"{kind!r} is not a BUMP campaign kind; expected bump_taxonomy or bump_free")
-    fields = {**BUMP_DEFAULTS, **settings}
-    return Campaign.objects.create(slug=slug, name=name, kind=kind, exclusive_with=exclusive_with, **fields)

@@ -1,7 +1,8 @@
 """Crowd identities: the events an admin sees at a campaign's crowd entry, and the hourly cap on new ones.
 
 The per-address rate (``settings.FACTLAB_RATELIMIT_CROWD_IDENTITY``) is counted in the shared cache by
-the entry view; the per-campaign cap (``Campaign.new_crowd_workers_per_hour``) is counted here from the
+the entry view, per network (``annotate.ratelimits.network_key``: an IPv4 address or an IPv6 /64, the same
+key as the qualification attempts); the per-campaign cap (``Campaign.new_crowd_workers_per_hour``) is counted here from the
 ``identity_created`` events, under the campaign row lock so that concurrent arrivals cannot overshoot it.
 """
 from __future__ import annotations

@@ -12,23 +12,14 @@ from django.conf import settings
 from django.db import transaction
 
 from annotate.importers.base import ImportFailed, ImportReport, ProgressCallback
-from annotate.bump.importer import import_bump
-from annotate.frank.importer import import_frank
-from annotate.importers.jsonl import import_jsonl
-from annotate.importers.qags import import_qags
 from annotate.importers.scores import import_csv_scores, import_frank_scores, import_jsonl_scores
 from annotate.importers.store import Store
-from annotate.models import Campaign, CampaignKind
+from annotate.models import Campaign
+from annotate.protocols import PROTOCOLS, dataset_formats
+from annotate.services.campaigns import create_campaign
+from annotate.services.control_items import gold_from_imported_labels
 
-DATASET_FORMATS: dict[str, Callable] = {
-    "frank": import_frank,
-    "bump": import_bump,
-    "qags": import_qags,
-    "jsonl": import_jsonl,
-}
-DATASET_OPTION_FORMATS = ("qags",)  # importers that take ``dataset=`` for records without one
 SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores, "csv": import_csv_scores}
-DEFAULT_KIND = {"frank": CampaignKind.FRANK, "bump": CampaignKind.BUMP_TAXONOMY, "qags": CampaignKind.FRANK, "jsonl": CampaignKind.FRANK}
 
 
 def _no_progress(done: int, total: int | None) -> None:
@@ -57,27 +48,34 @@ def import_dataset(
 ) -> ImportReport:
     """Import ``paths`` in format ``fmt`` into the campaign ``campaign_slug`` (created if missing).
 
-    ``campaign_kind`` applies only when the campaign is created (default: FRANK for frank/qags/jsonl,
-    BUMP taxonomy for bump). ``dataset`` is the QAGS importer's dataset for records that do not name one.
+    ``campaign_kind`` applies only when the campaign is created, with that kind's defaults (default: the
+    kind of the protocol that owns the format). ``dataset`` is the QAGS importer's dataset for records that
+    do not name one.
     """
-    if fmt not in DATASET_FORMATS:
-        raise ImportFailed(f"unknown format {fmt!r}; expected one of {', '.join(DATASET_FORMATS)}")
-    if campaign_kind is not None and campaign_kind not in CampaignKind.values:
-        raise ImportFailed(f"unknown campaign kind {campaign_kind!r}; expected one of {', '.join(CampaignKind.values)}")
+    formats = dataset_formats()
+    if fmt not in formats:
+        raise ImportFailed(f"unknown format {fmt!r}; expected one of {', '.join(formats)}")
+    if campaign_kind is not None and campaign_kind not in PROTOCOLS:
+        raise ImportFailed(f"unknown campaign kind {campaign_kind!r}; expected one of {', '.join(PROTOCOLS)}")
+    dataset_format, default_kind = formats[fmt]
     options = {"dataset": dataset} if dataset else {}
-    if options and fmt not in DATASET_OPTION_FORMATS:
-        raise ImportFailed(f"the dataset option applies to {', '.join(DATASET_OPTION_FORMATS)} imports only", field="dataset")
+    if options and "dataset" not in dataset_format.options:
+        takers = [name for name, (f, _) in formats.items() if "dataset" in f.options]
+        raise ImportFailed(f"the dataset option applies to {', '.join(takers)} imports only", field="dataset")
     resolved = _check_paths(paths)
     report = ImportReport(campaign=campaign_slug, format=fmt)
     with transaction.atomic():
-        campaign, created = Campaign.objects.get_or_create(
-            slug=campaign_slug,
-            defaults={"name": campaign_name or campaign_slug.replace("-", " ").title(), "kind": campaign_kind or DEFAULT_KIND[fmt]},
-        )
+        campaign = Campaign.objects.filter(slug=campaign_slug).first()
+        created = campaign is None
+        if created:
+            campaign = create_campaign(
+                slug=campaign_slug, name=campaign_name or campaign_slug.replace("-", " ").title(), kind=campaign_kind or default_kind,
+            )
         report.count("campaigns", created)
         store = Store(campaign, report)
-        DATASET_FORMATS[fmt](store, resolved, progress or _no_progress, **options)
+        dataset_format.importer(store, resolved, progress or _no_progress, **options)
         store.flush()
+        gold_from_imported_labels(campaign)  # control items: the human labels that came with the data
         queue_page_preparation(campaign)
     return report
 
@@ -87,10 +85,9 @@ def queue_page_preparation(campaign: Campaign) -> None:
     (``FACTLAB_PREPARE_PAGES_AFTER_IMPORT``; ``manage.py prepare_pages`` does it by hand)."""
     if not settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT:
         return
-    from annotate.tasks import prepare_campaign_pages
-    from factlab.jobs import send_after_commit
+    from annotate.services.page_preparations import queue_page_preparation as queue
 
-    send_after_commit(lambda: prepare_campaign_pages.delay(campaign.pk), what=f"page preparation of campaign {campaign.slug}")
+    queue(campaign)
 
 
 def import_scores(

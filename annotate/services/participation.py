@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from annotate.protocols import protocol_for
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -20,6 +20,7 @@ from annotate.models import (
     QualificationStatus,
     Worker,
 )
+from annotate.ratelimits import network_key
 
 from .errors import NotEligible
 from .live_counts import close_assignments
@@ -54,9 +55,11 @@ def eligibility_problem(participation: Participation, *, for_main_task: bool = T
         return "This campaign is not running at the moment." if campaign.status != CampaignStatus.FINISHED else "This campaign has finished."
     if took_exclusive_qualification(worker, campaign):
         return "This task is only open to workers who did not take part in the related taxonomy task (Task 1)."
+    if for_main_task and participation.pay_held:
+        return "Your recent work is waiting for review by the campaign's admin; you can continue once it is released."
     if for_main_task:
-        # BUMP campaigns have no tutorial page (their instructions are in the task page).
-        if campaign.tutorial_required and not participation.tutorial_done and not campaign.is_bump:
+        # Only a protocol with a tutorial page asks for it (BUMP's instructions are in the task page).
+        if not participation.tutorial_done and protocol_for(campaign.kind).needs_tutorial(campaign):
             return "Please complete the tutorial first."
         if campaign.qualification_required and participation.qualification_status != QualificationStatus.PASSED:
             if participation.qualification_status == QualificationStatus.FAILED:
@@ -98,12 +101,9 @@ def qualification_attempts_left(participation: Participation) -> int:
 def client_address(request) -> str:
     """A keyed hash of the request's network address (IPv4 address, IPv6 /64): attempts from one network
     are counted together without storing the address itself."""
-    raw = request.META.get("REMOTE_ADDR", "") or ""
-    try:
-        ip = ipaddress.ip_address(raw)
-    except ValueError:
+    network = network_key(request.META.get("REMOTE_ADDR", ""))
+    if not network:
         return ""
-    network = str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
     return hmac.new(settings.SECRET_KEY.encode(), network.encode(), hashlib.sha256).hexdigest()[:32]
 
 
@@ -174,23 +174,15 @@ def unblock_participation(participation: Participation) -> Participation:
 
 
 def apply_quality_rules(participation: Participation) -> str | None:
-    """Block the worker when their continuous-evaluation (trap) score fell below the campaign threshold.
+    """Block the worker when their answers on known labels fall below the campaign's thresholds, all scored
+    as balanced accuracy (``control_items.quality_block_reason``).
 
     Returns the block reason when the worker was blocked now, else None. Must be called with the
     participation's counters already updated.
     """
-    campaign = participation.campaign
-    score = participation.trap_score
-    if (
-        not participation.is_blocked
-        and score is not None
-        and participation.trap_total >= campaign.trap_min_count
-        and score < campaign.trap_block_threshold
-    ):
-        reason = (
-            f"only {participation.trap_correct} of {participation.trap_total} control sentences were judged correctly "
-            f"({score:.0%}, below the required {campaign.trap_block_threshold:.0%})"
-        )
+    from .control_items import quality_block_reason
+
+    reason = None if participation.is_blocked else quality_block_reason(participation)
+    if reason is not None:
         block_participation(participation, reason)
-        return reason
-    return None
+    return reason

@@ -2,6 +2,9 @@
 
 Rendered by both protocols' task templates (one include), it also starts the page heartbeat that keeps the
 worker's assignment reserved (``release_unattended_assignments``).
+
+``{% crowd_exit campaign %}``: the way back to the crowd platform (code as text, copy button, return link)
+on a page that is not rendered with it, such as a failed qualification (``annotate/_exit.html``).
 """
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from typing import Any
 from django import template
 from django.urls import reverse
 
-from annotate.models import Campaign, Worker
+from annotate.models import Campaign, Participation, Worker
+from annotate.protocols import protocol_for
 from annotate.services.assignments import current_assignment
 from annotate.services.bonuses import worker_total
 
@@ -30,11 +34,27 @@ def worker_rules(context: template.Context, campaign: Campaign, preview: bool = 
         worker = Worker.objects.filter(user=user).first() if user is not None and user.is_authenticated else None
         worker_id = worker.pk if worker is not None else None
         assignment = current_assignment(worker, campaign) if worker is not None and not preview else None
+    submitted = 0
+    if worker_id is not None:
+        submitted = Participation.objects.filter(worker_id=worker_id, campaign=campaign).values_list("items_submitted", flat=True).first() or 0
     return {
         "campaign": campaign,
+        # Open on the first item (the worker reads them once); collapsed afterwards, one tap away.
+        "rules_open": submitted == 0,
         "owed": worker_total(worker_id, campaign) if worker_id is not None else Decimal("0.00"),
-        "traps": not campaign.is_bump and campaign.trap_rate > 0,
-        "entity_check": not campaign.is_bump and campaign.entity_check_enabled,
+        **protocol_for(campaign.kind).worker_rules(campaign),  # traps, checks, entity_check, review
         "heartbeat_url": reverse("annotate:assignment-heartbeat", args=[campaign.slug, assignment.pk]) if assignment else "",
         "heartbeat_seconds": max(15, min(60, campaign.unattended_release_minutes * 60 // 4)),
     }
+
+
+@register.inclusion_tag("annotate/_exit.html", takes_context=True)
+def crowd_exit(context: template.Context, campaign: Campaign) -> dict[str, Any]:
+    from annotate.services.participation import get_participation
+    from annotate.views.common import exit_context, worker_for_user
+
+    request = context.get("request")
+    if request is None or not request.user.is_authenticated:
+        return {"completion": None, "crowd_provider": ""}
+    participation = context.get("participation") or get_participation(worker_for_user(request.user), campaign)
+    return exit_context(request, participation)

@@ -9,6 +9,9 @@ platform ids are well formed; the browser is not signed in with a non-crowd acco
 reviewer, local annotator: never replaced); a known id comes back in the browser that created it (signed
 cookie ``CROWD_COOKIE``), else it is refused and logged for the admin; a new id stays within the per-address
 rate and the campaign's hourly cap (429 otherwise).
+
+Over 400 lines on purpose: the entry flow, crowd arrival, exits and heartbeat are one path a worker walks;
+splitting it would scatter the order of the checks above.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, protocol_for
+from annotate.ratelimits import ip_key
 from annotate.providers import (
     Arrival,
     ArrivalError,
@@ -86,6 +90,31 @@ def crowd_context(request: HttpRequest, campaign: Campaign) -> dict[str, str]:
     return request.session.get(CROWD_SESSION_KEY, {}).get(campaign.slug, {})
 
 
+def is_crowd_identity(worker: Worker | None) -> bool:
+    return worker is not None and bool(worker.provider)
+
+
+def crowd_campaign_slugs(request: HttpRequest) -> list[str]:
+    """The campaigns whose study links this browser's crowd identity came in through."""
+    return sorted(request.session.get(CROWD_SESSION_KEY, {}))
+
+
+def other_campaign_refusal(request: HttpRequest, slug: str, worker: Worker | None) -> HttpResponse | None:
+    """A crowd identity works only in the campaigns of its study links: any other campaign is refused
+    (it would not be paid there, and a platform id must not wander into other studies)."""
+    if not is_crowd_identity(worker) or slug in crowd_campaign_slugs(request):
+        return None
+    return _refuse(request, "This study is not yours", (
+        "You are taking part through a crowd-platform study, and this page belongs to another study. "
+        "Please go back to your own study; to take part in another one, use that study's own link on the platform."
+    ), 403, **_own_study_link(request))
+
+
+def _own_study_link(request: HttpRequest) -> dict[str, str]:
+    slugs = crowd_campaign_slugs(request)
+    return {"next_url": reverse("annotate:campaign", args=[slugs[0]])} if len(slugs) == 1 else {}
+
+
 def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: str) -> tuple[Assignment | None, HttpResponse | None]:
     """The worker's current or next assignment for a task page, or the response to show instead.
 
@@ -107,6 +136,7 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
         return None, render(request, "annotate/message.html", {
             "title": "Nothing left to do", "message": nothing_left + " Thank you!",
             "next_url": reverse("annotate:campaign-done", args=[campaign.slug]),
+            **exit_context(request, participation, no_work=True),
         })
     record_external_assignment_id(assignment, arrival.get("assignment_id") or arrival.get("session_id") or "")
     return assignment, None
@@ -128,8 +158,9 @@ def _mturk_assignment_full(participation: Participation, arrival: dict[str, str]
     return redirect(reverse("annotate:campaign-done", args=[participation.campaign.slug]))
 
 
-def crowd_completion(request: HttpRequest, participation: Participation) -> Completion | None:
-    """Where the crowd worker may go back to the platform now (completion or screen-out), if anywhere."""
+def crowd_completion(request: HttpRequest, participation: Participation, *, no_work: bool = False) -> Completion | None:
+    """Where the crowd worker may go back to the platform now (completion or screen-out), if anywhere;
+    ``no_work``: the campaign has nothing left for them."""
     context = crowd_context(request, participation.campaign)
     provider = provider_named(context.get("provider", ""))
     if provider is None:
@@ -139,9 +170,19 @@ def crowd_completion(request: HttpRequest, participation: Participation) -> Comp
     else:
         items_done = participation.items_submitted
     try:
-        return provider.completion(context, participation.campaign, CrowdProgress(items_done=items_done, screened_out=is_screened_out(participation)))
+        progress = CrowdProgress(items_done=items_done, screened_out=is_screened_out(participation), no_work=no_work)
+        return provider.completion(context, participation.campaign, progress)
     except ArrivalError:
         return None
+
+
+def exit_context(request: HttpRequest, participation: Participation, *, no_work: bool = False) -> dict:
+    """What ``annotate/_exit.html`` shows on a page where the worker may leave: the platform exit (code
+    and return link) and whether they came from a crowd platform at all (``crowd_provider``)."""
+    return {
+        "completion": crowd_completion(request, participation, no_work=no_work),
+        "crowd_provider": crowd_context(request, participation.campaign).get("provider", ""),
+    }
 
 
 def protocol_url(protocol: Protocol, attr: str, campaign: Campaign) -> str | None:
@@ -157,7 +198,7 @@ def next_step(request: HttpRequest, campaign: Campaign, worker: Worker) -> HttpR
     if problem:
         blocked = participation.is_blocked or worker.is_blocked
         return render(request, "annotate/blocked.html", {
-            "campaign": campaign, "problem": problem, "blocked": blocked, "completion": crowd_completion(request, participation),
+            "campaign": campaign, "problem": problem, "blocked": blocked, **exit_context(request, participation),
         }, status=403)
     tutorial = protocol_url(protocol, "tutorial_url_name", campaign)
     if tutorial and campaign.tutorial_required and not participation.tutorial_done:
@@ -168,7 +209,7 @@ def next_step(request: HttpRequest, campaign: Campaign, worker: Worker) -> HttpR
     remaining = eligibility_problem(participation)
     if remaining:
         return render(request, "annotate/blocked.html", {
-            "campaign": campaign, "problem": remaining, "blocked": False, "completion": crowd_completion(request, participation),
+            "campaign": campaign, "problem": remaining, "blocked": False, **exit_context(request, participation),
         }, status=403)
     return redirect(reverse(f"annotate:{protocol.task_url_name}", args=[campaign.slug]))
 
@@ -201,7 +242,8 @@ def _bind_identity(request: HttpRequest, response: HttpResponse, key: str) -> No
 def _identity_rate_wait(request: HttpRequest) -> int | None:
     """Count a new crowd identity from this address; seconds to wait when over the rate, else None."""
     rate = settings.FACTLAB_RATELIMIT_CROWD_IDENTITY
-    usage = get_usage(request, group="factlab-crowd-identity", key=lambda g, r: _client_ip(r) or "unknown", rate=rate, method=ALL, increment=True)
+    # Counted per network (IPv4 address, IPv6 /64), like the qualification attempts.
+    usage = get_usage(request, group="factlab-crowd-identity", key=ip_key, rate=rate, method=ALL, increment=True)
     if usage is None or not usage["should_limit"]:
         return None
     return max(1, usage["time_left"])
@@ -297,11 +339,13 @@ def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
     participation = get_participation(worker, campaign)
     # MTurk: an assignment covers mturk_items_per_assignment items, then the HIT is submitted.
     hit_full = _mturk_assignment_full(participation, context) is not None
-    completion = crowd_completion(request, participation)
+    exit = exit_context(request, participation)
+    completion = exit["completion"]
     items_needed = max(0, campaign.completion_min_items - participation.items_submitted) if context.get("provider") == "prolific" else 0
     return render(request, "annotate/done.html", {
         "campaign": campaign,
-        "completion": completion,
+        "items_done_term": protocol_for(campaign.kind).terms["items_done"],
+        **exit,
         "items_needed": items_needed if completion is None else 0,
         "can_continue": not hit_full and eligibility_problem(participation) is None,
         "participation": participation,
@@ -314,9 +358,20 @@ def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
 def home(request: HttpRequest) -> HttpResponse:
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    campaigns = Campaign.objects.order_by("name") if request.user.is_staff else Campaign.objects.filter(status=CampaignStatus.RUNNING).order_by("name")
-    rows = []
     worker = Worker.objects.filter(user=request.user).first()
+    if is_crowd_identity(worker):
+        # A crowd identity never sees other campaigns: its own study, or the way back to its link.
+        slugs = crowd_campaign_slugs(request)
+        if len(slugs) == 1:
+            return redirect("annotate:campaign", slugs[0])
+        if not slugs:
+            return _refuse(request, "Open your study link", (
+                "Your session has ended. Please open the study link again from the crowd platform's study page."
+            ), 200)
+    campaigns = Campaign.objects.order_by("name") if request.user.is_staff else Campaign.objects.filter(status=CampaignStatus.RUNNING).order_by("name")
+    if is_crowd_identity(worker):
+        campaigns = campaigns.filter(slug__in=crowd_campaign_slugs(request))
+    rows = []
     for campaign in campaigns:
         participation = campaign.participations.filter(worker=worker).first() if worker else None
         rows.append({
@@ -337,5 +392,17 @@ def assignment_heartbeat(request: HttpRequest, slug: str, assignment_id: int) ->
         pk=assignment_id, item__campaign__slug=slug, worker__user=request.user, status=AssignmentStatus.ACTIVE,
     ).update(last_seen_at=timezone.now())
     if not touched:
-        return JsonResponse({"error": "gone", "detail": "This task is no longer reserved for you; reload the page for another one."}, status=410)
+        # A page shown again after its item was submitted (Back, a restored tab) says so, truthfully.
+        submitted = Assignment.objects.filter(
+            pk=assignment_id, item__campaign__slug=slug, worker__user=request.user, status=AssignmentStatus.SUBMITTED,
+        ).exists()
+        if submitted:
+            return JsonResponse({
+                "error": "submitted", "detail": "You already submitted this item: your answers are saved.",
+                "next": reverse("annotate:campaign", args=[slug]),
+            }, status=410)
+        return JsonResponse({
+            "error": "gone", "detail": "This item is no longer reserved for you (the page was left unattended).",
+            "next": reverse("annotate:campaign", args=[slug]),
+        }, status=410)
     return HttpResponse(status=204)

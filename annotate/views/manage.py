@@ -1,41 +1,29 @@
 """The campaign admin page (staff only), shared by every campaign kind: progress, workers, actions, exports."""
 from __future__ import annotations
 
-import functools
 import io
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.exporters.tabular import SafeCsvWriter
-from annotate.models import Campaign, CampaignStatus, Participation, SentenceJudgement
+from annotate.models import Campaign, Participation, SentenceJudgement
 from annotate.protocols import protocol_for
 from annotate.providers import study_links
 from annotate.selectors import campaign_progress, worker_table
 from annotate.services.bonuses import PAYMENT_FORMATS, ledger_csv
-from annotate.services.campaigns import CampaignStateError, set_campaign_status
+from annotate.services.campaigns import (
+    CampaignStateError,
+    allowed_actions,
+    apply_campaign_action,
+)
 from annotate.services.crowd import recent_crowd_events
 from annotate.services.participation import block_participation, unblock_participation
-
-ACTIONS = {"start": CampaignStatus.RUNNING, "pause": CampaignStatus.PAUSED, "resume": CampaignStatus.RUNNING, "finish": CampaignStatus.FINISHED}
-
-
-def staff_required(view):
-    @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs):
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        if not request.user.is_staff:
-            raise PermissionDenied("Only campaign admins may open this page.")
-        return view(request, *args, **kwargs)
-
-    return wrapped
+from annotate.views.access import staff_required
 
 
 def _csv_response(text: str, filename: str) -> HttpResponse:
@@ -59,6 +47,7 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
     slug = campaign.slug
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
+    from annotate.views.study import study_context
     from metrics_service.label_reliability import campaign_worker_reliability
     from metrics_service.services import campaign_scoring_jobs
 
@@ -78,12 +67,16 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
         "study_links": study_links(campaign, request.build_absolute_uri(reverse("annotate:campaign", args=[slug]))),
         "crowd_form": crowd_form or CrowdSettingsForm(instance=campaign),
         "crowd_events": recent_crowd_events(campaign),
-        "actions": [a for a, s in ACTIONS.items() if _allowed(campaign, a, s)],
+        "actions": allowed_actions(campaign),
+        **study_context(campaign),  # uploads, jobs with cancel/retry, exports (annotate/views/study.py)
     }, status=400 if crowd_form is not None else 200)
 
 
 class CrowdSettingsForm(forms.ModelForm):
-    """The crowd-platform settings an admin edits on the campaign page (the API's campaign PATCH takes the same fields)."""
+    """The crowd-platform settings an admin edits on the campaign page (the API's campaign PATCH takes the same fields).
+
+    The two codes must differ: a database constraint of Campaign, which the form's model validation reports.
+    """
 
     class Meta:
         model = Campaign
@@ -91,13 +84,6 @@ class CrowdSettingsForm(forms.ModelForm):
             "prolific_completion_code", "prolific_screenout_code", "completion_min_items", "mturk_items_per_assignment",
             "new_crowd_workers_per_hour", "unattended_release_minutes",
         )
-
-    def clean(self):
-        data = super().clean()
-        completion, screenout = data.get("prolific_completion_code"), data.get("prolific_screenout_code")
-        if completion and screenout and completion == screenout:
-            raise forms.ValidationError("The screen-out code must differ from the completion code.")
-        return data
 
 
 @staff_required
@@ -115,31 +101,17 @@ def crowd_settings(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotate:manage-campaign", slug)
 
 
-def _allowed(campaign: Campaign, action: str, status: str) -> bool:
-    from annotate.services.campaigns import ALLOWED_TRANSITIONS
-
-    if action == "start" and campaign.status != CampaignStatus.DRAFT:
-        return False
-    if action == "resume" and campaign.status != CampaignStatus.PAUSED:
-        return False
-    return status in ALLOWED_TRANSITIONS.get(campaign.status, set())
-
-
 @staff_required
 @require_POST
 def campaign_action(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     action = request.POST.get("action", "")
-    if action not in ACTIONS:
-        messages.error(request, f"Unknown action {action!r}; expected one of {', '.join(ACTIONS)}.")
-    elif not _allowed(campaign, action, ACTIONS[action]):
-        messages.error(request, f"Cannot {action} the campaign: it is {campaign.get_status_display().lower()}.")
+    try:
+        apply_campaign_action(campaign, action)
+    except CampaignStateError as exc:
+        messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
     else:
-        try:
-            set_campaign_status(campaign, ACTIONS[action])
-            messages.success(request, f"The campaign is now {campaign.get_status_display().lower()}.")
-        except CampaignStateError as exc:
-            messages.error(request, f"Cannot {action} the campaign: {exc}.")
+        messages.success(request, f"The campaign is now {campaign.get_status_display().lower()}.")
     return redirect("annotate:manage-campaign", slug)
 
 

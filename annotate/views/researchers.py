@@ -18,7 +18,7 @@ from annotate.services.researchers import (
     invitation_for,
 )
 
-from .manage import staff_required
+from .access import staff_required
 
 
 class InviteForm(forms.Form):

@@ -16,6 +16,10 @@ REGISTRY: dict[str, str] = {
     "bertscore": "metrics_service.scorers.bertscore:BERTScore",
     "summac_zs": "metrics_service.scorers.entailment:SummaCZS",
     "factcc": "metrics_service.scorers.entailment:FactCC",
+    "minicheck": "metrics_service.scorers.minicheck:MiniCheck",
+    "alignscore": "metrics_service.scorers.alignscore:AlignScore",
+    "llm_judge": "metrics_service.scorers.llm_judge:LLMJudge",
+    "llm_frank": "metrics_service.scorers.llm_judge:LLMFrankAnnotator",
 }
 
 

@@ -15,9 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-
-class ScorerError(RuntimeError):
-    """A scorer cannot run (missing weights or data, bad configuration); the message says what to do."""
+from metrics_service.errors import ScorerError  # noqa: F401  (re-exported: scorers raise it)
 
 
 class Scorer(ABC):

@@ -7,6 +7,8 @@ That regression's fitted values are the group means, so the residuals are comput
 (one ``bincount`` per column), which equals the least-squares fit exactly and costs O(n).
 
 * **Pearson** (partial): Pearson of the residuals.
+* **Kendall** (optional, ``kendall=True``): scipy's tau-b with its two-sided p-value; partial Kendall is
+  tau-b of the residuals (as FRANK's partial Spearman), its p-value scipy's for those residual pairs.
 * **Spearman** (partial), two definitions:
 
   - ``"residuals"`` (default, FRANK's released ``evaluate.py``): Spearman of the residuals of the *raw*
@@ -130,6 +132,7 @@ def correlation(
     spearman: str = "residuals",
     intervals: bool = False,
     with_spearman: bool = True,
+    kendall: bool = False,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> dict:
@@ -141,7 +144,8 @@ def correlation(
     Returns ``{"pearson", "pearson_p", "spearman", "spearman_p", "n", "partial", "spearman_definition"}``
     (``None`` values when fewer than 3 rows or a constant variable); with ``intervals`` also
     ``"pearson_ci"``, ``"spearman_ci"`` (Fisher z) and ``"pearson_ci_bootstrap"``,
-    ``"spearman_ci_bootstrap"`` (percentile bootstrap), each ``[low, high]`` or ``None``.
+    ``"spearman_ci_bootstrap"`` (percentile bootstrap), each ``[low, high]`` or ``None``; with ``kendall``
+    also ``"kendall"`` and ``"kendall_p"`` (tau-b, of the residuals when partial).
     """
     if spearman not in SPEARMAN_DEFINITIONS:
         raise ValueError(f"unknown Spearman definition {spearman!r}; expected one of {', '.join(SPEARMAN_DEFINITIONS)}")
@@ -155,6 +159,8 @@ def correlation(
     out = {**EMPTY, "n": n, "partial": is_partial, "spearman_definition": spearman if is_partial else None}
     if intervals:
         out.update(pearson_ci=None, spearman_ci=None, pearson_ci_bootstrap=None, spearman_ci_bootstrap=None)
+    if kendall:
+        out.update(kendall=None, kendall_p=None)
     if n < 3:
         return out
     if not is_partial:
@@ -187,6 +193,9 @@ def correlation(
         r_p, p_p = _pearson_with_df(residual_x, residual_y, df)
         r_s, p_s = _pearson_with_df(rank_x, rank_y, df)
         out.update(pearson=clean_float(r_p), pearson_p=clean_float(p_p), spearman=clean_float(r_s), spearman_p=clean_float(p_s))
+    if kendall and out["pearson"] is not None:
+        tau = stats.kendalltau(residual_x, residual_y)
+        out.update(kendall=clean_float(tau.statistic), kendall_p=clean_float(tau.pvalue))
     if intervals:
         out["pearson_ci"] = _pair(fisher_interval(out["pearson"], n, controlled))
         out["spearman_ci"] = _pair(fisher_interval(out["spearman"], n, controlled, spearman=True))

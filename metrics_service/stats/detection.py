@@ -24,12 +24,14 @@ from sklearn.metrics import roc_curve
 from ._util import clean_float
 from .resampling import bootstrap_counts, percentile_interval
 
-# AggreFact's system categories; names are matched case-insensitively.
+# AggreFact's system categories; names are matched case-insensitively. FRANK's ``bus`` is Bottom-Up
+# (Gehrmann et al. 2018), an LSTM pointer-generator with content selection, so it is OLD like ``bottomup``.
 SYSTEM_CATEGORIES: dict[str, str] = {
     **{name: "SOTA" for name in ("bart", "pegasus", "t5", "bart-large", "bart_large")},
-    **{name: "XFORMER" for name in ("bert_sum", "bertsum", "bus", "berts2s", "trans2s", "transformer")},
-    **{name: "OLD" for name in ("pgn", "s2s", "ptgen", "tconvs2s", "pointer-generator", "seq2seq", "bottomup", "bottom_up")},
+    **{name: "XFORMER" for name in ("bert_sum", "bertsum", "berts2s", "trans2s", "transformer")},
+    **{name: "OLD" for name in ("pgn", "s2s", "ptgen", "tconvs2s", "pointer-generator", "seq2seq", "bus", "bottomup", "bottom_up")},
 }
+CATEGORY_ORDER = ("SOTA", "XFORMER", "OLD", "other")
 
 
 def system_category(system: str, table: Mapping[str, str] = SYSTEM_CATEGORIES) -> str:

@@ -14,10 +14,24 @@
   const storeKey = "factlab-bump-" + data.assignment;
 
   // Tokens independent of spacing, as annotate/bump/edits.py: a split clitic ("could n't") joins its word,
-  // then words (inner apostrophes kept) and single punctuation marks.
+  // then words (inner apostrophes and hyphens kept, numbers such as 5,000 whole) and single punctuation marks.
   function tokens(text) {
     return text.replace(/\s+(?=(?:n['\u2019]t|['\u2019](?:s|re|ve|ll|d|m))(?![\p{L}\p{N}_]))/giu, "")
-      .match(/[\p{L}\p{N}_]+(?:['\u2019][\p{L}\p{N}_]+)*|[^\p{L}\p{N}_\s]/gu) || [];
+      .match(/[\p{L}\p{N}_]+(?:['\u2019-][\p{L}\p{N}_]+|(?<=\p{N})[.,]\p{N}+)*|[^\p{L}\p{N}_\s]/gu) || [];
+  }
+  // A run of tokens written as text (edits.py join_tokens): no space before closing marks, none after opening ones.
+  function joinTokens(run) {
+    let out = "", glueNext = false;
+    const open = {};  // a straight quote opens, the next one of its kind closes
+    run.forEach(function (token, k) {
+      let closing = /^[.,;:!?%)\]}\u2019\u201d\u2026]$/.test(token);
+      let opening = /^[(\[{\u2018\u201c$\u00a3\u20ac]$/.test(token);
+      if (token === "'" || token === '"') { closing = !!open[token]; opening = !closing; open[token] = !open[token]; }
+      if (k && !closing && !glueNext) out += " ";
+      out += token;
+      glueNext = opening;
+    });
+    return out;
   }
   function isWord(token) { return /[\p{L}\p{N}]/u.test(token); }
 
@@ -53,15 +67,17 @@
     // Deletions of a changed span before its insertions, like the review page.
     let dels = [], ins = [];
     function flush() {
-      if (dels.length) { const el = document.createElement("del"); el.textContent = dels.join(" "); diffBox.append(el, " "); }
-      if (ins.length) { const el = document.createElement("ins"); el.textContent = ins.join(" "); diffBox.append(el, " "); }
+      if (dels.length) { const el = document.createElement("del"); el.textContent = joinTokens(dels); diffBox.append(el, " "); }
+      if (ins.length) { const el = document.createElement("ins"); el.textContent = joinTokens(ins); diffBox.append(el, " "); }
       dels = []; ins = [];
     }
+    let same = [];
+    function flushSame() { if (same.length) { diffBox.append(joinTokens(same) + " "); same = []; } }
     result.ops.forEach(function (op) {
-      if (op[0] === "equal") { flush(); diffBox.append(op[1] + " "); }
-      else if (op[0] === "delete") dels.push(op[1]);
-      else ins.push(op[1]);
+      if (op[0] === "equal") { flush(); same.push(op[1]); }
+      else { flushSame(); if (op[0] === "delete") dels.push(op[1]); else ins.push(op[1]); }
     });
+    flushSame();
     flush();
     diffCount.textContent = String(result.distance);
     diffCount.classList.toggle("error", result.distance > data.max_edit_distance);

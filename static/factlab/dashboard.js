@@ -17,9 +17,10 @@
     return node;
   }
   function svg(width, height) { return el("svg", { viewBox: "0 0 " + width + " " + height, width: width, height: height, role: "img" }); }
-  function legend(names, withShapes) {
+  function legend(names, withShapes, title) {
     const box = document.createElement("div");
     box.className = "legend";
+    if (title) { const b = document.createElement("strong"); b.textContent = title + ": "; box.appendChild(b); }
     names.forEach(function (name, i) {
       const item = document.createElement("span");
       const swatch = document.createElement("i");
@@ -45,29 +46,46 @@
     return t < 0.5 ? "hsl(5,70%," + Math.round(55 + 80 * t) + "%)" : "hsl(130,55%," + Math.round(95 - 80 * (t - 0.5)) + "%)";
   }
 
+  // Text is drawn at 14px (CHAR: its average width), readable when the figure is not scaled down.
+  const CHAR = 7.6;
+  function longest(labels) { return Math.max.apply(null, labels.map(function (r) { return String(r).length; })); }
+
   function heatmap(spec) {
-    const cell = 54, rowH = 20, left = 10 + 7 * Math.max.apply(null, spec.rows.map(function (r) { return String(r).length; })), top = 110;
-    const s = svg(left + cell * spec.columns.length + 10, top + rowH * spec.rows.length + 10);
+    const axis = spec.y_label ? 22 : 0;
+    const cell = 58, rowH = 24, left = axis + 12 + CHAR * longest(spec.rows);
+    // Column labels are turned by 40 degrees: the longest one sets the room above the cells.
+    const top = (spec.x_label ? 24 : 0) + 16 + Math.ceil(CHAR * longest(spec.columns) * 0.66);
+    const s = svg(left + cell * spec.columns.length + 10 + CHAR * 6, top + rowH * spec.rows.length + 10);
+    if (spec.x_label) s.appendChild(el("text", { x: left + cell * spec.columns.length / 2, y: 16, "text-anchor": "middle", "font-weight": "bold" }, spec.x_label));
+    if (spec.y_label) {
+      const yy = top + rowH * spec.rows.length / 2;
+      s.appendChild(el("text", { x: 14, y: yy, "text-anchor": "middle", "font-weight": "bold", transform: "rotate(-90 14 " + yy + ")" }, spec.y_label));
+    }
     spec.columns.forEach(function (c, j) {
       s.appendChild(el("text", { x: left + cell * j + cell / 2, y: top - 6, transform: "rotate(-40 " + (left + cell * j + cell / 2) + " " + (top - 6) + ")" }, c));
     });
     spec.rows.forEach(function (r, i) {
-      s.appendChild(el("text", { x: left - 6, y: top + rowH * i + 14, "text-anchor": "end" }, r));
+      s.appendChild(el("text", { x: left - 6, y: top + rowH * i + 17, "text-anchor": "end" }, r));
       spec.columns.forEach(function (c, j) {
         const v = spec.values[i][j];
         const rect = el("rect", { x: left + cell * j, y: top + rowH * i, width: cell - 1, height: rowH - 1, fill: colour(spec, v) });
         rect.appendChild(el("title", {}, r + " × " + c + ": " + (v === null ? "–" : v)));
         s.appendChild(rect);
-        s.appendChild(el("text", { x: left + cell * j + cell / 2, y: top + rowH * i + 14, "text-anchor": "middle" }, fmt(v, spec.digits)));
+        s.appendChild(el("text", { x: left + cell * j + cell / 2, y: top + rowH * i + 17, "text-anchor": "middle" }, fmt(v, spec.digits)));
       });
     });
     return [s];
   }
 
   function bars(spec) {
-    const groups = spec.categories.length, per = spec.series.length, band = Math.max(40, per * 9 + 12);
-    const left = 40, top = 10, height = 180, bottom = 90;
-    const s = svg(left + band * groups + 10, top + height + bottom);
+    const groups = spec.categories.length, per = spec.series.length, band = Math.max(48, per * 9 + 12);
+    const left = 70, top = 10, height = 200, bottom = 30 + Math.ceil(CHAR * longest(spec.categories) * 0.5) + (spec.x_label ? 24 : 0);
+    const s = svg(left + band * groups + 10 + CHAR * longest(spec.categories) * 0.87, top + height + bottom);
+    if (spec.y_label) {
+      const yy = top + height / 2;
+      s.appendChild(el("text", { x: 16, y: yy, "text-anchor": "middle", "font-weight": "bold", transform: "rotate(-90 16 " + yy + ")" }, spec.y_label));
+    }
+    if (spec.x_label) s.appendChild(el("text", { x: left + band * groups / 2, y: top + height + bottom - 6, "text-anchor": "middle", "font-weight": "bold" }, spec.x_label));
     const y = function (v) { return top + height - height * (v - spec.y_range[0]) / (spec.y_range[1] - spec.y_range[0]); };
     [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
       const v = spec.y_range[0] + t * (spec.y_range[1] - spec.y_range[0]);
@@ -84,7 +102,7 @@
       const x = left + band * g + band / 2, yy = top + height + 12;
       s.appendChild(el("text", { x: x, y: yy, transform: "rotate(30 " + x + " " + yy + ")" }, cat));
     });
-    return [s, legend(spec.series.map(function (x) { return x.name; }), false)];
+    return [s, legend(spec.series.map(function (x) { return x.name; }), false, "Error category")];
   }
 
   function marker(shape, x, y, fill) {
@@ -96,17 +114,19 @@
   function scatter(spec) {
     const all = [].concat.apply([], spec.series.map(function (s) { return s.x; }));
     const lo = Math.min.apply(null, all), hi = Math.max.apply(null, all);
-    const left = 40, top = 10, width = 520, height = 260;
-    const s = svg(left + width + 10, top + height + 30);
+    const left = 64, top = 10, width = 520, height = 260;
+    const s = svg(left + width + 10, top + height + 40);
+    const yMid = top + height / 2;
+    s.appendChild(el("text", { x: 16, y: yMid, "text-anchor": "middle", "font-weight": "bold", transform: "rotate(-90 16 " + yMid + ")" }, spec.y_label || "human factuality"));
     const sx = function (v) { return left + width * (v - lo) / ((hi - lo) || 1); };
     const sy = function (v) { return top + height - height * v; };
     [0, 0.5, 1].forEach(function (v) { s.appendChild(el("text", { x: left - 4, y: sy(v) + 4, "text-anchor": "end" }, v)); });
-    s.appendChild(el("text", { x: left + width / 2, y: top + height + 26, "text-anchor": "middle" }, spec.x_label + " (" + lo.toFixed(2) + " – " + hi.toFixed(2) + ")"));
+    s.appendChild(el("text", { x: left + width / 2, y: top + height + 32, "text-anchor": "middle", "font-weight": "bold" }, spec.x_label + " (" + lo.toFixed(2) + " – " + hi.toFixed(2) + ")"));
     spec.series.forEach(function (series, k) {
       const shape = SHAPES[Math.floor(k / 10) % 3], fill = PALETTE[k % PALETTE.length];
       series.x.forEach(function (x, i) { s.appendChild(marker(shape, sx(x), sy(series.y[i]), fill)); });
     });
-    return [s, legend(spec.series.map(function (x) { return x.name; }), true)];
+    return [s, legend(spec.series.map(function (x) { return x.name; }), true, "System")];
   }
 
   const DRAW = { heatmap: heatmap, bars: bars, scatter: scatter };

@@ -86,14 +86,21 @@
     $("progress-text").textContent = stepText || (done + " of " + flat.length + " sentences answered");
   }
 
+  // The article in paragraphs (captions apart) as the server laid it out; sentence k keeps its index for the underlines.
+  const paragraphs = data.paragraphs || data.article.map(function (_, k) { return {caption: false, lines: [k]}; });
   function articleHtml(container, relevant) {
     container.textContent = "";
-    data.article.forEach(function (text, k) {
-      const span = document.createElement("span");
-      span.className = "article-sentence" + (relevant && relevant.indexOf(k) >= 0 ? " relevant" : "");
-      span.textContent = text;
-      container.appendChild(span);
-      container.appendChild(document.createTextNode(" "));
+    paragraphs.forEach(function (paragraph) {
+      const p = document.createElement("p");
+      p.className = "article-paragraph" + (paragraph.caption ? " caption" : "");
+      paragraph.lines.forEach(function (k, n) {
+        const span = document.createElement("span");
+        span.className = "article-sentence" + (relevant && relevant.indexOf(k) >= 0 ? " relevant" : "");
+        span.textContent = data.article[k];
+        if (n) p.appendChild(document.createTextNode(" "));
+        p.appendChild(span);
+      });
+      container.appendChild(p);
     });
   }
 
@@ -104,7 +111,9 @@
     renderProgress();
     if (step === "read") articleHtml($("read-article"), null);
     if (step === "annotate") { renderSentence(); startClock(); }
-    window.scrollTo(0, 0);
+    // On a phone the sentence under judgement and its evidence start below the page head: show them.
+    if (step === "annotate" && window.matchMedia("(max-width: 900px)").matches) $("summary-title").scrollIntoView({block: "start"});
+    else window.scrollTo(0, 0);
   }
 
   // ---- step 2: the reading check (the article is not on screen)
@@ -178,6 +187,7 @@
     document.querySelectorAll("#categories input").forEach(function (c) {
       c.checked = !!(answer && answer.categories.indexOf(c.value) >= 0);
     });
+    factlab.limitCategories($("categories"));
     $("question").classList.toggle("says-no", !!(answer && !answer.factual));
     $("answer-hint").textContent = "";
     $("prev-sentence").disabled = state.cursor === 0;

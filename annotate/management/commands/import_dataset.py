@@ -1,20 +1,20 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotate.importers.base import ImportFailed
-from annotate.models import CampaignKind
-from annotate.services.imports import DATASET_FORMATS, import_dataset
+from annotate.protocols import PROTOCOLS, dataset_formats
+from annotate.services.imports import import_dataset
 
 from ._progress import TerminalProgress
 
 
 class Command(BaseCommand):
-    help = "Import documents and summaries (FRANK, BUMP, QAGS or FactLab JSONL) into a campaign, atomically and idempotently."
+    help = "Import documents and summaries (FRANK, BUMP, QAGS, FactLab JSONL, AggreFact or LLM-AggreFact) into a campaign, atomically and idempotently."
 
     def add_arguments(self, parser):
-        parser.add_argument("format", choices=sorted(DATASET_FORMATS))
-        parser.add_argument("paths", nargs="+", help="Files (bump, qags, jsonl) or FRANK's data folder (frank).")
+        parser.add_argument("format", choices=sorted(dataset_formats()))
+        parser.add_argument("paths", nargs="+", help="Files (bump, qags, jsonl, aggrefact, llm_aggrefact) or FRANK's data folder (frank).")
         parser.add_argument("--campaign", required=True, help="Campaign slug; created if missing.")
-        parser.add_argument("--kind", choices=CampaignKind.values, help="Kind of a newly created campaign.")
+        parser.add_argument("--kind", choices=list(PROTOCOLS), help="Kind of a newly created campaign.")
         parser.add_argument("--name", help="Name of a newly created campaign.")
         parser.add_argument("--dataset", choices=["cnndm", "xsum", "other"], help="qags: dataset of records that do not name one (default: from the file name, else other).")
         parser.add_argument("--no-progress", action="store_true")

@@ -7,7 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, CampaignKind, CampaignStatus
-from annotate.services.campaigns import create_bump_campaign, set_campaign_status
+from annotate.bump.services import create_bump_campaign
+from annotate.protocols import kinds_of_family
+from annotate.services.campaigns import set_campaign_status
 from annotate.services.crowd import ensure_prolific_codes
 from annotate.services.imports import import_dataset
 from annotate.bump.review import make_reviewer
@@ -41,7 +43,7 @@ class Command(BaseCommand):
             description="Edit a reference summary to introduce one factual error of any kind (BUMP Task 2).",
         )
         for campaign, name in ((task1, "bump_task1_sample.json"), (task2, "bump_task2_sample.json")):
-            if campaign.kind not in (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE):
+            if campaign.kind not in kinds_of_family("bump"):
                 raise CommandError(f"campaign {campaign.slug!r} exists and is not a BUMP campaign ({campaign.kind})")
             try:
                 report = import_dataset("bump", [samples / name], campaign_slug=campaign.slug)

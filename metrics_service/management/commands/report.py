@@ -1,5 +1,9 @@
 """``manage.py report --campaign SLUG [filters] [--spearman residuals|ranks] [--auc-references per_pair|once]
-[--include-incomplete] [--no-partial] [--json]``.
+[--include-incomplete] [--no-partial] [--kendall] [--json] [--outputs DIR]``.
+
+``--outputs DIR`` also writes the paper tables (LaTeX and CSV) and figures (SVG and PNG) of
+``metrics_service.paper`` into DIR; without ``--dataset`` the correlation table gets one column block per
+dataset of the campaign beside "All data" (FRANK Table 2).
 
 The text form fits 100 columns: wide tables (the Williams matrix, per-type pair statistics) are split into
 blocks of columns, p-values are printed in scientific notation and intervals as ``[low, high]``.
@@ -8,6 +12,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -89,24 +94,43 @@ class Command(BaseCommand):
         parser.add_argument("--include-incomplete", action="store_true",
                             help="Let metrics whose job runs or whose coverage is partial enter the comparisons.")
         parser.add_argument(
-            "--aggregation", default="majority", choices=["majority", "dawid_skene", "mace"],
+            "--aggregation", default="majority", choices=["majority", "dawid_skene", "mace", "glad"],
             help="How sentence labels are aggregated into FRANK's summary scores (default: majority, as in FRANK).",
         )
+        parser.add_argument("--kendall", action="store_true", help="Kendall tau-b beside Pearson and Spearman.")
         parser.add_argument("--json", action="store_true", help="Print one JSON object.")
+        parser.add_argument("--outputs", default=None, metavar="DIR",
+                            help="Also write paper tables (.tex, .csv) and figures (.svg, .png) into DIR.")
 
     def handle(self, *args, **options):
+        report_options = {
+            "split": options["split"], "dataset": options["dataset"], "system": options["system"],
+            "partial": not options["no_partial"], "spearman": options["spearman"], "auc_references": options["auc_references"],
+            "include_incomplete": options["include_incomplete"], "aggregation": options["aggregation"], "kendall": options["kendall"],
+        }
         try:
-            report = get_or_compute_report(
-                options["campaign"], split=options["split"], dataset=options["dataset"],
-                system=options["system"], partial=not options["no_partial"], spearman=options["spearman"],
-                auc_references=options["auc_references"], include_incomplete=options["include_incomplete"], aggregation=options["aggregation"],
-            )
+            report = get_or_compute_report(options["campaign"], **report_options)
+            if options["outputs"]:
+                self.write_outputs(Path(options["outputs"]), report, report_options)
         except ReportError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
             self.stdout.write(json.dumps(report, sort_keys=False))
             return
         self.stdout.write(self.render_text(report))
+
+    def write_outputs(self, directory: Path, report: dict, report_options: dict) -> None:
+        from metrics_service import paper
+
+        subsets = {}
+        if not report_options["dataset"]:
+            for dataset in sorted(report.get("error_distribution_by_dataset") or {}):
+                subsets[paper.DATASET_LABELS.get(dataset, dataset)] = get_or_compute_report(
+                    report["campaign"], **{**report_options, "dataset": dataset})
+        frame, metrics = paper.analysis_frame(report["campaign"], report_options)
+        compared = [m for m in metrics if m not in (report.get("excluded_metrics") or {})]
+        written = paper.write_outputs(directory, report, frame, compared, subsets=subsets)
+        self.stderr.write(f"wrote {len(written)} files to {directory}: " + ", ".join(p.name for p in written))
 
     def render_text(self, report: dict) -> str:
         opts = report["options"]
@@ -129,6 +153,7 @@ class Command(BaseCommand):
         out += self.render_ablation(report.get("ablation"))
         out += self.render_pairs(report)
         out += self.render_balanced_accuracy(report.get("balanced_accuracy"))
+        out += self.render_aggrefact(report)
         out += self.render_metrics(report.get("metrics"))
         missing = {m: v for m, v in (report.get("missing_scores") or {}).items() if any(v.values())}
         if missing:
@@ -248,9 +273,75 @@ class Command(BaseCommand):
         headers = ["metric"]
         for ds in datasets:
             headers += [f"{ds}", "95% CI"]
-        headers += ["single thr.", "95% CI"]
-        return ["", "Balanced accuracy on the test split: threshold per dataset (AggreFact) and one single threshold",
+        headers += ["pooled thr.", "95% CI"]
+        return ["", *wrap("Balanced accuracy on the test split: threshold per dataset (AggreFact) first; pooled = one single "
+                         "threshold over all datasets (it also rewards dataset score differences)"),
                 table(headers, rows)]
+
+    @staticmethod
+    def render_aggrefact(report: dict) -> list[str]:
+        """Unified error types, recall per type, system-level correlations, bootstrap differences, Holm."""
+        out: list[str] = []
+        section = report.get("unified_taxonomy")
+        if section:
+            short = {"intrinsic_np": "intr-NP", "intrinsic_predicate": "intr-pred", "extrinsic_np": "extr-NP",
+                     "extrinsic_predicate": "extr-pred", "entire_sentence": "entire"}
+            rows = []
+            for key in ("by_system_category", "by_dataset"):
+                for value, entry in (section.get(key) or {}).items():
+                    rows.append([value, entry["n_typed"], *[entry[t] for t in section["types"]]])
+            out += ["", *wrap("Unified error types (AggreFact): share of typed incorrect summaries, per system category and dataset"),
+                    table(["group", "typed", *[short[t] for t in section["types"]]], rows)]
+        recall = report.get("detector_recall")
+        if recall:
+            types = ["intrinsic_np", "intrinsic_predicate", "extrinsic_np", "extrinsic_predicate", "entire_sentence", "all_errors"]
+            rows = []
+            for metric, per_dataset in recall.items():
+                for dataset, cells in per_dataset.items():
+                    rows.append([f"{metric} {dataset}", *[cells[t]["recall"] for t in types]])
+            out += ["", *wrap("Recall per unified error type at the tuned per-dataset threshold (AggreFact Table 5)"),
+                    table(["metric dataset", "intr-NP", "intr-pred", "extr-NP", "extr-pred", "entire", "all"], rows)]
+        system_level = report.get("system_level_correlations")
+        if system_level:
+            rows = [[m, v["n"], v["pearson"], _p(v["pearson_p"]), v["spearman"], _p(v["spearman_p"]), v["kendall"], _p(v["kendall_p"])]
+                    for m, v in system_level.items()]
+            out += ["", *wrap("System-level correlation (means per system and dataset)"),
+                    table(["metric", "systems", "pearson", "p", "spearman", "p", "kendall", "p"], rows)]
+        holm = report.get("correlations_holm")
+        if holm:
+            rows = [[m, _p(v.get("pearson_p")), _p(v.get("spearman_p")), _p(v.get("kendall_p"))] for m, v in holm.items()]
+            out += ["", *wrap("Holm-adjusted p-values of the correlations (family: all metrics)"),
+                    table(["metric", "pearson p", "spearman p", "kendall p"], rows)]
+        differences = report.get("correlation_differences")
+        if differences:
+            rows = []
+            williams, williams_holm = report.get("williams") or {}, report.get("williams_holm") or {}
+            metrics = list(differences)
+            for i, a in enumerate(metrics):
+                for b in metrics[i + 1:]:
+                    cell = differences[a][b]
+                    rows.append([f"{a} - {b}", cell["difference"], _ci(cell["ci"]), _p((williams.get(a) or {}).get(b)),
+                                 _p((williams_holm.get(a) or {}).get(b))])
+            out += ["", *wrap("Correlation differences: paired bootstrap 95% CI beside Williams (one-sided p, Holm-adjusted)"),
+                    table(["row - column", "diff", "95% CI", "williams p", "holm p"], rows)]
+        by_type = report.get("pairs_by_unified_type")
+        if by_type:
+            types = ["intrinsic_np", "intrinsic_predicate", "extrinsic_np", "extrinsic_predicate"]
+            first = next(iter(by_type.values()))
+            rows = [[m, *[v[t]["consistency"] for t in types]] for m, v in by_type.items()]
+            out += ["", *wrap("Minimal-pair consistency per unified error type (pairs: "
+                              + ", ".join(f"{t} {first[t]['n_pairs']}" for t in types) + ")"),
+                    table(["metric", "intr-NP", "intr-pred", "extr-NP", "extr-pred"], rows)]
+        benchmark = report.get("benchmark_balanced_accuracy")
+        if benchmark:
+            datasets = sorted({d for v in benchmark.values() for d in v["per_dataset"]})
+            rows = []
+            for metric, entry in benchmark.items():
+                cells = [((entry["per_dataset"].get(d) or {}).get("fixed_threshold") or {}).get("balanced_accuracy") for d in datasets]
+                rows.append([metric, *cells, entry["average_fixed"], entry["average_dev_tuned"]])
+            out += ["", *wrap("Balanced accuracy per source dataset (LLM-AggreFact: supported when score > 0.5; average over datasets)"),
+                    table(["metric", *datasets, "avg", "avg dev-tuned"], rows)]
+        return out
 
     @staticmethod
     def render_metrics(metrics: dict | None) -> list[str]:

@@ -1,0 +1,77 @@
+"""Quality-control endpoints (admins only): a campaign's gold labels, and releasing a worker's held pay."""
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotate.models import Campaign, GoldLabel, GoldSource, Participation, Summary
+from annotate.services.control_items import set_gold_label
+from annotate.services.errors import InvalidSubmission
+from annotate.services.pay_rules import release_held_pay
+
+from .permissions import IsAdmin
+
+
+class GoldLabelSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = GoldLabel
+        fields = ("id", "summary", "sentence_index", "factual", "category", "source", "note", "updated_at")
+        read_only_fields = fields
+
+
+class GoldLabelInput(serializers.Serializer):
+    summary = serializers.IntegerField(min_value=1, max_value=2**31 - 1, help_text="Id of a summary of this campaign.")
+    sentence_index = serializers.IntegerField(min_value=0, max_value=100_000, help_text="0-based index of the sentence in the summary.")
+    factual = serializers.BooleanField()
+    category = serializers.CharField(required=False, allow_blank=True, max_length=10, help_text="FRANK code of the error (optional).")
+    note = serializers.CharField(required=False, allow_blank=True, max_length=300)
+
+
+class GoldLabelList(APIView):
+    """GET: the campaign's gold labels (filter ``?source=imported|admin|crowd``). POST: set one sentence's label."""
+
+    permission_classes = (IsAdmin,)
+
+    @extend_schema(responses=GoldLabelSerializer(many=True))
+    def get(self, request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        labels = GoldLabel.objects.filter(summary__document__campaign=campaign).order_by("summary_id", "sentence_index")
+        source = request.query_params.get("source")
+        if source:
+            if source not in GoldSource.values:
+                return Response({"detail": f"unknown source {source!r}; expected one of {', '.join(GoldSource.values)}"}, status=400)
+            labels = labels.filter(source=source)
+        return Response(GoldLabelSerializer(labels, many=True).data)
+
+    @extend_schema(request=GoldLabelInput, responses={201: GoldLabelSerializer})
+    def post(self, request, slug: str) -> Response:
+        campaign = get_object_or_404(Campaign, slug=slug)
+        data = GoldLabelInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        summary = Summary.objects.filter(pk=values["summary"], document__campaign=campaign).select_related("document__campaign").first()
+        if summary is None:
+            return Response({"summary": [f"campaign {slug} has no summary {values['summary']}"]}, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            label = set_gold_label(summary, values["sentence_index"], values["factual"], values.get("category", ""),
+                                   user=request.user, note=values.get("note", ""))
+        except InvalidSubmission as exc:
+            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        return Response(GoldLabelSerializer(label).data, status=status.HTTP_201_CREATED)
+
+
+class ReleaseHeldPay(APIView):
+    """Release a worker's pay held for review (a consistently fast worker) into the ledger."""
+
+    permission_classes = (IsAdmin,)
+
+    @extend_schema(request=inline_serializer("ReleaseNote", {"note": serializers.CharField(required=False)}),
+                   responses=inline_serializer("Released", {"released": serializers.DecimalField(max_digits=10, decimal_places=2)}))
+    def post(self, request, slug: str, pk: int) -> Response:
+        participation = get_object_or_404(Participation.objects.select_related("campaign"), pk=pk, campaign__slug=slug)
+        note = request.data.get("note", "") if hasattr(request.data, "get") else ""
+        released = release_held_pay(participation, user=request.user, note=str(note)[:200])
+        return Response({"released": f"{released:.2f}"})

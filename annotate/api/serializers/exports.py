@@ -1,0 +1,42 @@
+"""The export's query options."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from annotate.api.query_options import DatasetChoiceField
+from annotate.protocols import export_formats, export_parts
+from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
+
+
+class ExportQuerySerializer(serializers.Serializer):
+    format = serializers.ChoiceField(choices=[], default="jsonl")
+    file = serializers.ChoiceField(
+        choices=["zip"], default="zip",
+        help_text="frank only: the whole zip (default) or one of its JSON files: summaries, sentences, articles.",
+    )
+    rows = serializers.CharField(
+        required=False, help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
+    )
+    split = serializers.ChoiceField(choices=["valid", "test"], required=False)
+    dataset = DatasetChoiceField(required=False)
+    system = serializers.CharField(required=False, max_length=100)
+    worker_status = serializers.ChoiceField(choices=WORKER_STATUSES, default="any")
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    reveal_workers = serializers.BooleanField(default=False, help_text="Admins only: real worker ids instead of pseudonyms.")
+    license = serializers.RegexField(
+        r"^[A-Za-z0-9.+-]{1,64}$", required=False,
+        help_text="parquet only: license id for the dataset card (default: the campaign's license, else unknown).",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["format"].choices = export_formats()  # the registered protocols' formats, read now
+        self.fields["file"].choices = ["zip", *export_parts()]
+
+    def validate_rows(self, value: str) -> list[str]:
+        kinds = [v.strip() for v in value.split(",") if v.strip()]
+        unknown = [k for k in kinds if k not in ROW_KINDS]
+        if unknown or not kinds:
+            raise serializers.ValidationError(f"expected a comma-separated list of {', '.join(ROW_KINDS)}")
+        return kinds

@@ -1,0 +1,47 @@
+"""FRANK's transactional services beside the submission: the reading check."""
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotate.models import AssignmentStatus, Participation, Worker
+from annotate.services.errors import AssignmentClosed, InvalidSubmission
+from annotate.services.participation import block_participation, require_eligible
+
+
+def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:
+    """Check the worker's answer to "Which of the following was NOT mentioned in the article?".
+
+    A wrong answer blocks the worker from the campaign now (their assignment is released). Answering
+    twice returns the first outcome. Returns ``{"correct": bool, "blocked_reason": str | None}``; the
+    right option is never returned.
+    """
+    from annotate.services.assignments import lock_worker_assignment
+
+    with transaction.atomic():
+        participation, assignment = lock_worker_assignment(assignment_id, worker, campaign)
+        entity = assignment.layout.get("entity")
+        if entity is None:
+            return {"correct": True, "blocked_reason": None}
+        if assignment.entity_correct is not None:
+            return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None}
+        if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
+            raise AssignmentClosed("This task is closed; reload the page to get a new one.")
+        require_eligible(participation)
+        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
+            raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
+        correct = choice == entity["answer"]
+        assignment.entity_correct = correct
+        assignment.layout = {**assignment.layout, "entity_choice": choice}
+        assignment.save(update_fields=["entity_correct", "layout"])
+        Participation.objects.filter(pk=participation.pk).update(
+            entity_checks=F("entity_checks") + 1, entity_failures=F("entity_failures") + (0 if correct else 1)
+        )
+        reason = None
+        if not correct and assignment.item.campaign.entity_check_enabled:
+            reason = "the answer to the reading check (which of the three options was not mentioned in the article) was wrong"
+            block_participation(participation, reason)
+    return {"correct": correct, "blocked_reason": reason}

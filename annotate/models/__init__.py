@@ -1,0 +1,105 @@
+"""The crowdsourcing domain: datasets, campaigns, workers, assignments and what workers produce.
+
+Models hold data and invariants (constraints), not workflow: the rules live in ``annotate.services``.
+Gold answers (trap labels, the negative entity, qualification keys) are stored here and only ever read
+by services that score a submission; views never serialise them for an annotator.
+
+One module per concept: campaigns, documents (and items), workers, work (assignments and what
+workers produce), pay (the ledger) and jobs; everything is re-exported here, so ``annotate.models.X``
+is where every model is found.
+"""
+from .campaigns import (
+    Campaign,
+    CampaignKind,
+    CampaignStatus,
+    Dataset,
+    Split,
+)
+from .documents import (
+    BUMP_EDIT_TRAP_CODE,
+    TRAP_SOURCE_WEIGHTS,
+    Document,
+    DocumentPage,
+    Item,
+    Summary,
+    Trap,
+    TrapSource,
+    trap_weight,
+)
+from .jobs import (
+    ImportJob,
+    ImportStatus,
+    PagePreparation,
+)
+from .pay import (
+    BonusEntry,
+    PayDecision,
+    PayDecisionKind,
+)
+from .work import (
+    LIVE_ASSIGNMENT_STATUSES,
+    Assignment,
+    AssignmentStatus,
+    Edit,
+    ExpertLabel,
+    GoldLabel,
+    GoldSource,
+    JudgementSource,
+    MetricScore,
+    MetricSource,
+    ReviewStatus,
+    SentenceJudgement,
+    SentenceLabel,
+    TrapAnswer,
+)
+from .workers import (
+    CrowdEvent,
+    CrowdEventKind,
+    Participation,
+    QualificationAttempt,
+    QualificationStatus,
+    Worker,
+)
+
+__all__ = [
+    "BUMP_EDIT_TRAP_CODE",
+    "LIVE_ASSIGNMENT_STATUSES",
+    "TRAP_SOURCE_WEIGHTS",
+    "Assignment",
+    "AssignmentStatus",
+    "BonusEntry",
+    "Campaign",
+    "CampaignKind",
+    "CampaignStatus",
+    "CrowdEvent",
+    "CrowdEventKind",
+    "Dataset",
+    "Document",
+    "DocumentPage",
+    "Edit",
+    "ExpertLabel",
+    "GoldLabel",
+    "GoldSource",
+    "ImportJob",
+    "ImportStatus",
+    "Item",
+    "JudgementSource",
+    "MetricScore",
+    "MetricSource",
+    "PagePreparation",
+    "Participation",
+    "PayDecision",
+    "PayDecisionKind",
+    "QualificationAttempt",
+    "QualificationStatus",
+    "ReviewStatus",
+    "SentenceJudgement",
+    "SentenceLabel",
+    "Split",
+    "Summary",
+    "Trap",
+    "TrapAnswer",
+    "TrapSource",
+    "Worker",
+    "trap_weight",
+]

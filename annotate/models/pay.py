@@ -1,0 +1,58 @@
+"""Money: the append-only bonus ledger and every decision not to pay (refused or held) with its reason."""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from .campaigns import Campaign
+from .work import Assignment
+from .workers import Worker
+
+
+class PayDecisionKind(models.TextChoices):
+    REFUSED = "refused", "Bonus refused"
+    HELD = "held", "Held for review"
+    RELEASED = "released", "Released after review"
+
+
+class PayDecision(models.Model):
+    """Append-only record of every pay or bonus NOT paid at submission, and of releases, with the reason.
+
+    Money owed is only ever in :class:`BonusEntry`; this table says why an amount is not there (yet).
+    """
+
+    key = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=10, choices=PayDecisionKind.choices)
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="pay_decisions")
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="pay_decisions")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="pay_decisions")
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    reason = models.CharField(max_length=300)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.amount} for {self.worker_id} in {self.campaign_id}: {self.reason}"
+
+
+class BonusEntry(models.Model):
+    """Append-only bonus ledger. ``key`` is unique so recomputing or retrying never pays twice."""
+
+    key = models.CharField(max_length=200, unique=True)
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="bonuses")
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="bonuses")
+    assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="bonuses")
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    reason = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "bonus entries"
+        ordering = ["created_at"]
+
+
+__all__ = ["BonusEntry", "PayDecision", "PayDecisionKind"]

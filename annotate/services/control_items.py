@@ -1,0 +1,459 @@
+"""Control items: real items with known (gold) sentence labels, and the balanced quality score they give.
+
+A control item is an ordinary item: its page is built by the same code from the same kind of data, so
+nothing in its HTML, ids, order or timing tells it apart. Only the server knows which of its sentences have
+a :class:`~annotate.models.GoldLabel`, from three sources:
+
+* imported human labels (:func:`gold_from_imported_labels`): a summary with FRANK ``Factuality`` 1.0 is
+  factual in every sentence, 0.0 erroneous in every sentence (a one-sentence summary so gets a sentence
+  label, with its category when the per-category scores name exactly one); per-sentence majorities of
+  imported judgements (QAGS' three workers, FRANK's sentence file); BUMP: a reference is factual, an
+  accepted edit's changed sentences are erroneous (its reviewed error type in the note);
+* an admin or reviewer (:func:`set_gold_label`), in the browser or through the API;
+* optionally, certain crowd labels (:func:`gold_from_crowd`).
+
+A worker's quality is their agreement with gold scored as *balanced accuracy*: the mean of the share right
+on factual and the share right on erroneous sentences, so that answering "Yes" everywhere scores 0.5 however
+few errors the data has. Trap answers, when a campaign uses traps, enter the same score, each weighted by
+:func:`annotate.models.trap_weight` (traps built mechanically from the shipped article count for less).
+
+Over 400 lines on purpose: gold from each source, the control share of claims and the balanced score are
+one concept (what is known about a worker's answers), each a short function.
+"""
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import connection, transaction
+
+from annotate.frank.typology import BY_CODE  # a plain data module
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    Campaign,
+    Edit,
+    GoldLabel,
+    GoldSource,
+    Item,
+    JudgementSource,
+    Participation,
+    ReviewStatus,
+    SentenceJudgement,
+    Summary,
+    Trap,
+    TrapAnswer,
+    Worker,
+)
+from annotate.nlp import split_sentences
+
+from .errors import InvalidSubmission
+
+#: Imported judgements of one sentence needed before their majority is gold, and the share that must agree.
+MIN_IMPORTED_VOTES = 3
+#: FRANK's per-category human scores that name an error category (``Flip_*`` and the groups are not codes).
+FRANK_SCORE_CATEGORIES = ("RelE", "EntE", "CircE", "OutE", "GramE", "CorefE", "LinkE", "OtherE")
+#: Collected judgements of one sentence, from trusted workers, before a crowd label can become gold.
+MIN_CROWD_WORKERS = 3
+
+
+# ---------------------------------------------------------------- gold from data
+
+def summary_sentences(summary: Summary) -> list[str]:
+    """A summary's sentences as its pages number them (stored sentences, else split from its text)."""
+    return [s for s in (summary.sentences or []) if s.strip()] or split_sentences(summary.text)
+
+
+def _sentence_count(summary: Summary) -> int:
+    return len(summary_sentences(summary))
+
+
+def _frank_category(scores: dict) -> str:
+    """The one error category a one-sentence FRANK summary's per-category scores name ('' if none or several)."""
+    named = [code for code in FRANK_SCORE_CATEGORIES if isinstance(scores.get(code), (int, float)) and scores[code] < 1.0]
+    named += ["OtherE"] if isinstance(scores.get("Other"), (int, float)) and scores["Other"] < 1.0 else []
+    return named[0] if len(set(named)) == 1 else ""
+
+
+def _changed_sentences(source: Sequence[str], edited: Sequence[str]) -> list[bool]:
+    """Per sentence of ``edited``: True when it is not one of the ``source`` sentences (an edit's change)."""
+    kept = Counter(s.strip() for s in source)
+    changed = []
+    for sentence in edited:
+        key = sentence.strip()
+        if kept[key] > 0:
+            kept[key] -= 1
+            changed.append(False)
+        else:
+            changed.append(True)
+    return changed
+
+
+def imported_gold_rows(campaign: Campaign) -> list[GoldLabel]:
+    """The gold labels the campaign's imported data implies (not saved; see the module docstring for the rules)."""
+    rows: dict[tuple[int, int], GoldLabel] = {}
+
+    def add(summary_id: int, index: int, factual: bool, category: str, note: str) -> None:
+        rows.setdefault((summary_id, index), GoldLabel(
+            summary_id=summary_id, sentence_index=index, factual=factual, category="" if factual else category,
+            source=GoldSource.IMPORTED, note=note[:300],
+        ))
+
+    summaries = list(Summary.objects.filter(document__campaign=campaign).select_related("edited_from", "document"))
+    for summary in summaries:
+        factuality = (summary.human_scores or {}).get("Factuality")
+        sentences = summary_sentences(summary)
+        if factuality in (0, 1) and not isinstance(factuality, bool):
+            category = _frank_category(summary.human_scores) if len(sentences) == 1 and factuality == 0 else ""
+            for index in range(len(sentences)):
+                add(summary.pk, index, factuality == 1, category, f"imported human score Factuality {factuality:g}")
+        elif summary.edited_from_id is not None and (summary.metadata or {}).get("bump") is not None:
+            # An imported BUMP pair: the data set holds edits its authors accepted.
+            error_type = summary.corrected_error_type or summary.requested_error_type
+            for index, changed in enumerate(_changed_sentences(summary_sentences(summary.edited_from), sentences)):
+                add(summary.pk, index, not changed, "", f"accepted BUMP edit ({error_type or 'free edit'})" if changed else "sentence unchanged by a BUMP edit")
+        elif summary.is_reference and (summary.document.metadata or {}).get("source") == "bump":
+            for index in range(len(sentences)):
+                add(summary.pk, index, True, "", "BUMP reference summary")
+    # Edits accepted (or type-corrected) in this platform's expert review.
+    for edit in Edit.objects.filter(
+        source_summary__document__campaign=campaign, review_status__in=(ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED),
+        is_not_applicable=False, edited_summary__isnull=False,
+    ).select_related("edited_summary", "source_summary"):
+        error_type = edit.corrected_error_type or edit.requested_error_type
+        changed_rows = _changed_sentences(summary_sentences(edit.source_summary), summary_sentences(edit.edited_summary))
+        for index, changed in enumerate(changed_rows):
+            add(edit.edited_summary_id, index, not changed, "", f"BUMP edit accepted in review ({error_type or 'free edit'})")
+    # Majorities of imported per-sentence judgements (QAGS' workers, FRANK's sentence file).
+    votes: dict[tuple[int, int], list[tuple[bool, list[str]]]] = defaultdict(list)
+    for summary_id, index, factual, categories in SentenceJudgement.objects.filter(
+        summary__document__campaign=campaign, source=JudgementSource.IMPORTED
+    ).values_list("summary_id", "sentence_index", "factual", "categories"):
+        votes[(summary_id, index)].append((factual, categories))
+    for (summary_id, index), answers in votes.items():
+        if len(answers) < MIN_IMPORTED_VOTES:
+            continue
+        factual_votes = sum(f for f, _ in answers)
+        if 2 * factual_votes == len(answers):
+            continue  # a tie is not a label
+        factual = 2 * factual_votes > len(answers)
+        category = ""
+        if not factual:
+            counts = Counter(c for f, cats in answers if not f for c in cats).most_common(2)
+            if counts and (len(counts) == 1 or counts[0][1] > counts[1][1]):
+                category = counts[0][0]
+        add(summary_id, index, factual, category, f"majority of {len(answers)} imported judgements")
+    return list(rows.values())
+
+
+def gold_from_imported_labels(campaign: Campaign) -> int:
+    """Store the gold the campaign's imported labels imply; a sentence that has gold keeps it (an admin's label
+    is never overwritten). Marks the control items. Returns how many labels were added."""
+    with transaction.atomic():
+        rows = imported_gold_rows(campaign)
+        existing = set(GoldLabel.objects.filter(summary__document__campaign=campaign).values_list("summary_id", "sentence_index"))
+        new = [r for r in rows if (r.summary_id, r.sentence_index) not in existing]
+        GoldLabel.objects.bulk_create(new, ignore_conflicts=True)
+        refresh_control_items(campaign)
+    return len(new)
+
+
+def refresh_control_items(campaign: Campaign, documents: Iterable[int] | None = None) -> int:
+    """Set ``Item.is_control`` from the gold labels (of ``documents`` only, when given); returns the control count.
+
+    An item of one summary (BUMP) is a control item when that summary has gold; a document item (FRANK)
+    when one of the document's original summaries (not edits) has.
+    """
+    items = Item.objects.filter(campaign=campaign)
+    if documents is not None:
+        items = items.filter(document_id__in=list(documents))
+    gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
+    gold_summaries = set(gold.values_list("summary_id", flat=True).distinct())
+    gold_documents = set(gold.filter(summary__edited_from__isnull=True).values_list("summary__document_id", flat=True).distinct())
+    control, plain = [], []
+    for item in items.only("pk", "document_id", "summary_id", "is_control"):
+        wanted = item.summary_id in gold_summaries if item.summary_id is not None else item.document_id in gold_documents
+        (control if wanted else plain).append(item.pk)
+    Item.objects.filter(pk__in=control, is_control=False).update(is_control=True)
+    Item.objects.filter(pk__in=plain, is_control=True).update(is_control=False)
+    return len(control)
+
+
+def set_gold_label(
+    summary: Summary, sentence_index: int, factual: bool, category: str = "", *, user=None, note: str = "",
+) -> GoldLabel:
+    """An admin's or reviewer's label for one sentence (replaces any label it had); raises
+    ``InvalidSubmission`` naming the bad field. Its items become control items."""
+    if isinstance(sentence_index, bool) or not isinstance(sentence_index, int):
+        raise InvalidSubmission("sentence_index must be an integer", field_errors={"sentence_index": "integer"})
+    count = _sentence_count(summary)
+    if not 0 <= sentence_index < count:
+        raise InvalidSubmission(
+            f"sentence_index {sentence_index} is out of range: summary {summary.pk} has {count} sentences (0 to {count - 1})",
+            field_errors={"sentence_index": "out of range"},
+        )
+    if not isinstance(factual, bool):
+        raise InvalidSubmission("factual must be true or false", field_errors={"factual": "boolean"})
+    category = category or ""
+    if category and category not in BY_CODE:
+        raise InvalidSubmission(f"unknown error category {category!r}; expected one of {', '.join(BY_CODE)}", field_errors={"category": "unknown"})
+    if factual and category:
+        raise InvalidSubmission("a factual sentence takes no error category", field_errors={"category": "not allowed"})
+    with transaction.atomic():
+        label, _ = GoldLabel.objects.update_or_create(
+            summary=summary, sentence_index=sentence_index,
+            defaults={"factual": factual, "category": category, "source": GoldSource.ADMIN, "set_by": user, "note": note[:300]},
+        )
+        refresh_control_items(summary.document.campaign, [summary.document_id])
+    return label
+
+
+def remove_gold_label(label: GoldLabel) -> None:
+    document = label.summary.document
+    with transaction.atomic():
+        label.delete()
+        refresh_control_items(document.campaign, [document.pk])
+
+
+# ---------------------------------------------------------------- the balanced quality score
+
+@dataclass(frozen=True)
+class Check:
+    """One checked answer: the expected class, whether the worker was right, and its weight."""
+
+    expected_factual: bool
+    correct: bool
+    weight: float = 1.0
+    source: str = "gold"  # "gold" or "trap"
+    #: How many answers this check stands for (the database sums equal answers; ``weight`` is their total).
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Quality:
+    """A worker's agreement with known labels. ``score`` is None until each class has enough weight."""
+
+    factual_weight: float
+    factual_correct: float
+    erroneous_weight: float
+    erroneous_correct: float
+    gold_checks: int
+    trap_checks: int
+    score: float | None
+    min_per_class: int
+
+    @property
+    def decisive(self) -> bool:
+        return self.score is not None
+
+    def lower_bound(self, confidence: float) -> float | None:
+        """The balanced score with each class's share right replaced by the lower end of its two-sided Wilson
+        interval at ``confidence``: what the score is at least, with that confidence (None while unknown)."""
+        if self.score is None:
+            return None
+        if confidence <= 0:
+            return self.score
+        from statsmodels.stats.proportion import (
+            proportion_confint,  # imported on first use
+        )
+
+        bounds = [
+            proportion_confint(correct, total, alpha=1 - confidence, method="wilson")[0]
+            for correct, total in ((self.factual_correct, self.factual_weight), (self.erroneous_correct, self.erroneous_weight))
+        ]
+        return float(sum(bounds) / 2)
+
+    def describe(self) -> str:
+        part = (
+            f"factual sentences {self.factual_correct:g} of {self.factual_weight:g}, "
+            f"erroneous {self.erroneous_correct:g} of {self.erroneous_weight:g} "
+            f"({self.gold_checks} gold, {self.trap_checks} trap)"
+        )
+        if self.score is None:
+            return f"balanced control score not known yet (needs {self.min_per_class} checked answers of each class; {part})"
+        return f"balanced control score {self.score:.2f} ({part})"
+
+
+def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
+    """Balanced accuracy of ``checks``: the mean over the two classes (factual, erroneous) of the weighted
+    share answered right. None while either class has less than ``min_per_class`` weight."""
+    totals = {True: [0.0, 0.0], False: [0.0, 0.0]}
+    for check in checks:
+        totals[check.expected_factual][0] += check.weight
+        totals[check.expected_factual][1] += check.weight * check.correct
+    score = None
+    if totals[True][0] >= min_per_class and totals[False][0] >= min_per_class:
+        from sklearn.metrics import (
+            balanced_accuracy_score,  # imported on first use: not every process scores
+        )
+
+        truth = [c.expected_factual for c in checks if c.weight > 0]
+        predicted = [c.expected_factual if c.correct else not c.expected_factual for c in checks if c.weight > 0]
+        score = float(balanced_accuracy_score(truth, predicted, sample_weight=[c.weight for c in checks if c.weight > 0]))
+    return Quality(
+        factual_weight=round(totals[True][0], 3), factual_correct=round(totals[True][1], 3),
+        erroneous_weight=round(totals[False][0], 3), erroneous_correct=round(totals[False][1], 3),
+        gold_checks=sum(c.count for c in checks if c.source == "gold"), trap_checks=sum(c.count for c in checks if c.source == "trap"),
+        score=score, min_per_class=min_per_class,
+    )
+
+
+def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime | None = None) -> list[Check]:
+    """Every checked answer of the worker in the campaign (submitted up to ``until``): gold sentences and traps,
+    equal answers summed by the database (one row per class, outcome and trap weight), since every submission
+    asks again and a worker's history grows with each item. Both queries start from the worker's assignments
+    (a submission stores its judgements under its assignment's worker), the selective index."""
+    worker_id = worker if isinstance(worker, int) else worker.pk
+    params: list = [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
+    until_sql = ""
+    if until is not None:
+        until_sql, params = " AND a.submitted_at <= %s", [*params, until]
+    tables = {
+        "judgement": SentenceJudgement._meta.db_table, "assignment": Assignment._meta.db_table,
+        "item": Item._meta.db_table, "gold": GoldLabel._meta.db_table, "answer": TrapAnswer._meta.db_table,
+        "trap": Trap._meta.db_table,
+    }
+    # Gold is scored on Yes/No only: which category a real error belongs to is where honest annotators
+    # disagree most (FRANK's own), and the category of imported gold is often unknown.
+    gold_sql = f"""
+        SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), COUNT(*)
+        FROM {tables['assignment']} a
+        JOIN {tables['item']} i ON i.id = a.item_id
+        JOIN {tables['judgement']} j ON j.assignment_id = a.id
+        JOIN {tables['gold']} g ON g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index
+        WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
+        GROUP BY 1, 2"""
+    trap_sql = f"""
+        SELECT t.expected_factual, t_answer.correct, t.weight, COUNT(*)
+        FROM {tables['answer']} t_answer
+        JOIN {tables['assignment']} a ON a.id = t_answer.assignment_id
+        JOIN {tables['item']} i ON i.id = a.item_id
+        JOIN {tables['trap']} t ON t.id = t_answer.trap_id
+        WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
+        GROUP BY 1, 2, 3"""
+    with connection.cursor() as cursor:
+        cursor.execute(gold_sql, params)
+        checks = [Check(bool(expected), bool(correct), float(n), "gold", int(n)) for expected, correct, n in cursor.fetchall()]
+        cursor.execute(trap_sql, params)
+        checks += [
+            Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n)) for expected, correct, weight, n in cursor.fetchall()
+        ]
+    return checks
+
+
+def worker_quality(participation: Participation, *, until: datetime | None = None, in_submission: bool = False) -> Quality:
+    """The worker's balanced quality score in the participation's campaign (answers submitted up to ``until``).
+
+    ``in_submission``: called while the participation's latest submission is being stored (``until`` is its
+    time), so the answers the quality rules just scored for it are the same ones and are reused.
+    """
+    campaign = participation.campaign
+    scored = getattr(participation, "_submission_checks", None)
+    if in_submission and scored is not None and scored[0] == participation.items_submitted:
+        checks = scored[1]
+    else:
+        checks = worker_checks(participation.worker_id, campaign, until=until)
+    return balanced_score(checks, campaign.control_min_per_class)
+
+
+def campaign_has_checks(campaign: Campaign) -> bool:
+    """Whether the campaign can score its workers: it has gold labels or shows traps."""
+    return campaign.trap_rate > 0 or GoldLabel.objects.filter(summary__document__campaign=campaign).exists()
+
+
+def quality_block_reason(participation: Participation) -> str | None:
+    """Why the worker should be blocked for their answers on known labels, or None.
+
+    Two balanced scores, each only once decisive: all checked answers (gold and weighted traps) below
+    ``control_block_threshold`` once each class has ``control_min_per_class``; and the trap answers alone below
+    ``trap_block_threshold`` once there are ``trap_min_count`` of them, of both classes.
+    """
+    campaign = participation.campaign
+    checks = worker_checks(participation.worker_id, campaign)
+    # Kept for the pay rules of the same submission (under the participation's lock, nothing else is
+    # submitted in between): they score the same answers, and the history grows with every item.
+    participation._submission_checks = (participation.items_submitted, checks)
+    quality = balanced_score(checks, campaign.control_min_per_class)
+    if quality.score is not None and quality.score < campaign.control_block_threshold:
+        return f"answers disagree with known labels: {quality.describe()}, below the required {campaign.control_block_threshold:.2f}"[:300]
+    traps = [c for c in checks if c.source == "trap"]
+    if sum(c.count for c in traps) >= campaign.trap_min_count:
+        trap_quality = balanced_score(traps, 1)
+        if trap_quality.score is not None and trap_quality.score < campaign.trap_block_threshold:
+            right = sum(c.count for c in traps if c.correct)
+            return (
+                f"only {right} of {sum(c.count for c in traps)} control sentences were judged correctly "
+                f"(balanced over correct and wrong ones: {trap_quality.score:.0%}, below the required {campaign.trap_block_threshold:.0%})"
+            )
+    return None
+
+
+# ---------------------------------------------------------------- handing out control items
+
+def arrange_candidates(campaign: Campaign, candidates: list[Item], rng: random.Random | None = None) -> list[Item]:
+    """Order a claim's candidate window so that about ``control_share`` of a worker's items are control items.
+
+    Each claim draws, independently and at random, whether it prefers a control item (probability
+    ``control_share``) or a plain one; items of the preferred kind come first, the window's order kept
+    within each kind. So control items come at random positions in each worker's sequence (not every k-th),
+    and a window holding only one kind is served as it is.
+    """
+    if len({item.is_control for item in candidates}) < 2:
+        return candidates
+    share = campaign.control_share
+    want_control = share >= 1 or (share > 0 and (rng or random).random() < share)
+    return sorted(candidates, key=lambda item: item.is_control != want_control)  # stable: window order kept
+
+
+# ---------------------------------------------------------------- certain crowd labels
+
+def gold_from_crowd(campaign: Campaign) -> int:
+    """Turn certain crowd labels into gold (``campaign.crowd_gold_posterior`` > 0); returns how many were added.
+
+    Rule (one-coin naive Bayes, named here so it can be audited): only collected answers of *trusted*
+    workers count, i.e. workers whose balanced score is decisive and at least ``control_block_threshold``,
+    and only sentences with at least ``MIN_CROWD_WORKERS`` of them. Each such worker is right with
+    probability ``p`` = their balanced score (capped at 0.99); with a uniform prior, the posterior of
+    "factual" is ``sigmoid(sum over answers of ±log(p / (1 - p)))``. A sentence whose posterior of its
+    more likely class is at least ``crowd_gold_posterior`` becomes gold (source "crowd"); a sentence that
+    has gold keeps it.
+    """
+    threshold = campaign.crowd_gold_posterior
+    if threshold <= 0:
+        return 0
+    accuracy: dict[int, float] = {}
+    for participation in Participation.objects.filter(campaign=campaign).select_related("campaign"):
+        quality = worker_quality(participation)
+        if quality.score is not None and quality.score >= campaign.control_block_threshold:
+            accuracy[participation.worker_id] = min(quality.score, 0.99)
+    if not accuracy:
+        return 0
+    existing = set(GoldLabel.objects.filter(summary__document__campaign=campaign).values_list("summary_id", "sentence_index"))
+    evidence: dict[tuple[int, int], list[tuple[bool, float]]] = defaultdict(list)
+    for summary_id, index, worker_id, factual in SentenceJudgement.objects.filter(
+        summary__document__campaign=campaign, source=JudgementSource.COLLECTED, worker_id__in=list(accuracy),
+        assignment__status=AssignmentStatus.SUBMITTED,
+    ).values_list("summary_id", "sentence_index", "worker_id", "factual"):
+        if (summary_id, index) not in existing:
+            evidence[(summary_id, index)].append((factual, accuracy[worker_id]))
+    new = []
+    for (summary_id, index), answers in evidence.items():
+        if len(answers) < MIN_CROWD_WORKERS:
+            continue
+        log_odds = sum((1 if factual else -1) * math.log(p / (1 - p)) for factual, p in answers)
+        posterior_factual = 1 / (1 + math.exp(-log_odds))
+        factual = posterior_factual >= 0.5
+        posterior = posterior_factual if factual else 1 - posterior_factual
+        if posterior >= threshold:
+            new.append(GoldLabel(
+                summary_id=summary_id, sentence_index=index, factual=factual, source=GoldSource.CROWD,
+                note=f"posterior {posterior:.3f} from {len(answers)} trusted workers",
+            ))
+    with transaction.atomic():
+        GoldLabel.objects.bulk_create(new, ignore_conflicts=True)
+        refresh_control_items(campaign)
+    return len(new)

@@ -1,0 +1,138 @@
+"""The page-preparation job of a campaign: queued after each dataset import, healed, cancelled and retried.
+
+Each run is a :class:`annotate.models.PagePreparation` row, so a lost message or a dead worker is found by
+the beat (:func:`heal_page_preparations`) like any other job, and the campaign page shows its progress.
+Preparing is idempotent (prepared documents are skipped), so a duplicate delivery costs a query.
+"""
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from annotate.models import Campaign, ImportStatus, PagePreparation
+from annotate.services.job_state import JobStateError, lost_pending
+from factlab.jobs import (
+    PAGE_PREPARATION_LOCK,
+    is_running,
+    require_broker,
+    running_lock,
+    send_after_commit,
+    task_named,
+)
+
+logger = logging.getLogger(__name__)
+OPEN = (ImportStatus.PENDING, ImportStatus.RUNNING)
+MAX_ATTEMPTS = 3
+
+
+class PreparationCancelled(Exception):
+    """Raised between document batches once an admin cancelled the running preparation."""
+
+
+def queue_page_preparation(campaign: Campaign) -> PagePreparation:
+    """Record a preparation of ``campaign`` and send its task after commit (an open one is reused)."""
+    open_run = PagePreparation.objects.filter(campaign=campaign, status=ImportStatus.PENDING).first()
+    if open_run is not None:
+        return open_run
+    run = PagePreparation.objects.create(campaign=campaign)
+    dispatch_page_preparation(run)
+    return run
+
+
+def dispatch_page_preparation(run: PagePreparation) -> None:
+    send_after_commit(
+        lambda: task_named("annotate.prepare_campaign_pages").delay(run.campaign_id, run.pk), what=f"page preparation {run.pk}",
+        on_sent=lambda: PagePreparation.objects.filter(pk=run.pk).update(dispatched_at=timezone.now()),
+    )
+
+
+def execute_page_preparation(campaign_id: int, run_id: int | None = None) -> int:
+    """Prepare the campaign's missing pages under run ``run_id`` (none: an untracked run, e.g. old messages)."""
+    from annotate.protocols import protocol_for
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    if campaign is None:
+        return 0
+    protocol = protocol_for(campaign.kind)
+    if run_id is None:
+        return protocol.prepare_campaign(campaign)
+    with running_lock(PAGE_PREPARATION_LOCK, run_id) as acquired:
+        run = PagePreparation.objects.filter(pk=run_id).first()
+        if run is None or not acquired or run.status not in OPEN:
+            return 0  # another delivery runs it, it finished, or it was cancelled
+        if run.attempts >= MAX_ATTEMPTS:
+            _finish(run, ImportStatus.FAILED, f"gave up after {run.attempts} attempts: the worker was lost each time")
+            return 0
+        PagePreparation.objects.filter(pk=run.pk).update(
+            status=ImportStatus.RUNNING, started_at=timezone.now(), attempts=F("attempts") + 1, error=""
+        )
+
+        def progress(done: int, total: int) -> None:
+            PagePreparation.objects.filter(pk=run.pk).update(done=done, total=total)
+            if PagePreparation.objects.filter(pk=run.pk, status=ImportStatus.CANCELLED).exists():
+                raise PreparationCancelled()
+
+        try:
+            prepared = protocol.prepare_campaign(campaign, progress=progress)
+        except PreparationCancelled:
+            return 0
+        except Exception as exc:
+            logger.exception("page preparation %s failed", run.pk)
+            _finish(run, ImportStatus.FAILED, f"{type(exc).__name__}: {exc}")
+            return 0
+        _finish(run, ImportStatus.SUCCEEDED, "")
+        return prepared
+
+
+def _finish(run: PagePreparation, status: str, error: str) -> None:
+    # A cancel that arrived during the last batch stands.
+    PagePreparation.objects.filter(pk=run.pk).exclude(status=ImportStatus.CANCELLED).update(
+        status=status, error=error[:5000], finished_at=timezone.now()
+    )
+
+
+def heal_page_preparations(grace: timedelta, pending_after: timedelta | None = None) -> list[int]:
+    """Send again preparations never sent, lost in the broker, or whose worker died."""
+    cutoff = timezone.now() - grace
+    pending = lost_pending(PagePreparation.objects.filter(status=ImportStatus.PENDING), grace=grace, pending_after=pending_after)
+    running = PagePreparation.objects.filter(status=ImportStatus.RUNNING, started_at__lt=cutoff)
+    orphaned = [run for run in running if not is_running(PAGE_PREPARATION_LOCK, run.pk)]
+    resend = list(pending) + orphaned
+    for run in resend:
+        dispatch_page_preparation(run)
+    return [run.pk for run in resend]
+
+
+def cancel_page_preparation(run: PagePreparation) -> PagePreparation:
+    """Stop a pending or running preparation (a running one stops after its current batch of documents).
+
+    Claims still prepare a missing page on demand, so cancelling never breaks the task pages.
+    """
+    with transaction.atomic():
+        locked = PagePreparation.objects.select_for_update().get(pk=run.pk)
+        if locked.status == ImportStatus.CANCELLED:
+            return locked
+        if locked.status not in OPEN:
+            raise JobStateError(f"page preparation {locked.pk} is {locked.status}; nothing to cancel")
+        locked.status, locked.finished_at = ImportStatus.CANCELLED, timezone.now()
+        locked.save(update_fields=["status", "finished_at"])
+    return locked
+
+
+def retry_page_preparation(run: PagePreparation) -> PagePreparation:
+    """Start a failed or cancelled preparation again (documents prepared meanwhile are skipped)."""
+    require_broker()
+    with transaction.atomic():
+        locked = PagePreparation.objects.select_for_update().get(pk=run.pk)
+        if locked.status not in (ImportStatus.FAILED, ImportStatus.CANCELLED):
+            raise JobStateError(f"page preparation {locked.pk} is {locked.status}; only a failed or cancelled one can be retried")
+        PagePreparation.objects.filter(pk=locked.pk).update(
+            status=ImportStatus.PENDING, attempts=0, error="", started_at=None, finished_at=None, dispatched_at=None
+        )
+        dispatch_page_preparation(locked)
+    locked.refresh_from_db()
+    return locked

@@ -1,0 +1,148 @@
+"""Pay rules that need the work: what a submission is owed, or why it is not (yet).
+
+Decided once, at submission, from facts the worker cannot forge:
+
+* **held**: a worker consistently faster than the campaign's minimum time per sentence on the server's
+  clock (``Participation.FAST_WORKER_*``, counting only items since their last release) has their pay and
+  bonuses held for an admin's review, and takes no new item until released (:func:`release_held_pay`);
+* **no bonus for an item submitted too fast** (server clock);
+* **no bonus while the balanced control score is unknown or below** ``bonus_min_score``
+  (:mod:`annotate.services.control_items`), in every campaign that has gold labels or shows traps; with
+  ``bonus_confidence`` > 0 the score must be above it with that confidence (per-class Wilson lower bounds),
+  so that a few lucky answers early on never earn a bonus.
+
+Money owed is only in the append-only :class:`~annotate.models.BonusEntry` ledger; every amount not paid,
+and every release, is an append-only :class:`~annotate.models.PayDecision` with its reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotate.models import (
+    Assignment,
+    BonusEntry,
+    Participation,
+    PayDecision,
+    PayDecisionKind,
+)
+from annotate.protocols import protocol_for
+
+from .control_items import campaign_has_checks, worker_quality
+from .ledger import add_ledger_entry
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What one submission may be paid: ``held`` (nothing now), else pay, and the bonus unless ``bonus_refusal``."""
+
+    held: bool
+    bonus_refusal: str | None
+    score: float | None
+
+    @property
+    def bonus_allowed(self) -> bool:
+        return not self.held and self.bonus_refusal is None
+
+
+def _record(participation: Participation, assignment: Assignment | None, *, key: str, kind: str, amount: Decimal, reason: str, user=None) -> bool:
+    """Append one decision; False (nothing written) when one with this key exists."""
+    try:
+        with transaction.atomic():
+            PayDecision.objects.create(
+                key=key, kind=kind, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+                assignment=assignment, amount=amount, reason=reason[:300], decided_by=user,
+            )
+        return True
+    except IntegrityError:
+        return False
+
+
+def hold_reason(participation: Participation) -> str | None:
+    """Why the worker's pay is held now: held already, or consistently fast since their last release."""
+    if participation.pay_held:
+        return participation.pay_held_reason or "pay held for review"
+    items = participation.items_submitted - participation.released_items
+    fast = participation.too_fast_items - participation.released_too_fast_items
+    if items >= Participation.FAST_WORKER_MIN_ITEMS and fast >= Participation.FAST_WORKER_SHARE * items:
+        minimum = participation.campaign.min_seconds_per_sentence
+        return f"consistently fast: {fast} of {items} items under {minimum:g} s per sentence on the server's clock"
+    return None
+
+
+def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple[str | None, float | None]:
+    """``(why this submission earns no item bonus or None, the balanced score at submission or None)``."""
+    campaign = participation.campaign
+    if assignment.too_fast:
+        seconds = assignment.lead_time_seconds
+        took = f"{seconds:.1f} s for the item" if seconds is not None else "too little time"
+        return f"item submitted too fast on the server's clock ({took}; minimum {campaign.min_seconds_per_sentence:g} s per sentence)", None
+    if not campaign_has_checks(campaign):
+        return None, None  # nothing to score against: the campaign pays every item (README "Quality checks")
+    quality = worker_quality(participation, until=assignment.submitted_at, in_submission=True)
+    if quality.score is None:
+        return f"no bonus yet: {quality.describe()}", None
+    bound = quality.lower_bound(campaign.bonus_confidence)
+    if bound < campaign.bonus_min_score:
+        sure = f", at least {bound:.2f} with {campaign.bonus_confidence:.0%} confidence," if campaign.bonus_confidence > 0 else ""
+        return f"{quality.describe()}{sure} below the bonus threshold {campaign.bonus_min_score:.2f}", quality.score
+    return None, quality.score
+
+
+def judge_submission(participation: Participation, assignment: Assignment) -> Verdict:
+    """Decide, once, what a submitted assignment may be paid, recording every amount withheld with its reason.
+
+    Called with the participation locked (inside the submission); its counters already include this item.
+    A submission that already has ledger entries (a recomputation) is judged again but never held now.
+    """
+    campaign = participation.campaign
+    # A protocol that settles its bonus later (BUMP: after the edit's review) is not judged on scores here.
+    bonus_now = protocol_for(campaign.kind).bonus_at_submission
+    refusal, score = bonus_refusal(participation, assignment) if bonus_now else (None, None)
+    paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
+    hold = None if paid_before else hold_reason(participation)
+    if hold is not None:
+        if not participation.pay_held:
+            now = timezone.now()
+            Participation.objects.filter(pk=participation.pk).update(pay_held=True, pay_held_reason=hold[:300], pay_held_at=now)
+            participation.pay_held, participation.pay_held_reason, participation.pay_held_at = True, hold[:300], now
+        _record(participation, assignment, key=f"held-pay:{assignment.pk}", kind=PayDecisionKind.HELD,
+                amount=campaign.pay_per_item, reason=f"pay per item held for review: {hold}")
+        if bonus_now and refusal is None and campaign.bonus_per_item > 0:
+            _record(participation, assignment, key=f"held-bonus:{assignment.pk}", kind=PayDecisionKind.HELD,
+                    amount=campaign.bonus_per_item, reason=f"item bonus held for review: {hold}")
+    if refusal is not None and campaign.bonus_per_item > 0:
+        _record(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
+                amount=campaign.bonus_per_item, reason=refusal)
+    return Verdict(held=hold is not None, bonus_refusal=refusal, score=score)
+
+
+def release_held_pay(participation: Participation, *, user=None, note: str = "") -> Decimal:
+    """An admin's release after review: every held amount goes into the ledger (once), the hold is lifted and
+    only items submitted from now on can hold the pay again. Returns the amount released now."""
+    released = Decimal("0.00")
+    with transaction.atomic():
+        locked = Participation.objects.select_for_update().select_related("campaign").get(pk=participation.pk)
+        held = PayDecision.objects.filter(worker_id=locked.worker_id, campaign_id=locked.campaign_id, kind=PayDecisionKind.HELD)
+        who = getattr(user, "username", "") or "an admin"
+        for decision in held.select_related("assignment"):
+            reason = f"released by {who} after review" + (f": {note}" if note else "")
+            if not _record(locked, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
+                           amount=decision.amount, reason=reason, user=user):
+                continue  # released before
+            if add_ledger_entry(key=f"released:{decision.key}", participation=locked, assignment=decision.assignment,
+                                amount=decision.amount, reason=f"released after review ({decision.key.split(':')[0]})"):
+                released += decision.amount
+        locked.pay_held, locked.pay_held_reason, locked.pay_held_at = False, "", None
+        locked.released_items, locked.released_too_fast_items = locked.items_submitted, locked.too_fast_items
+        locked.save(update_fields=["pay_held", "pay_held_reason", "pay_held_at", "released_items", "released_too_fast_items"])
+    participation.refresh_from_db()
+    return released
+
+
+def pay_decisions(participation: Participation):
+    """The worker's decisions in the campaign, oldest first (what the admin reviews)."""
+    return PayDecision.objects.filter(worker_id=participation.worker_id, campaign_id=participation.campaign_id)

@@ -1,0 +1,90 @@
+"""The campaign's quality-control page (staff only): gold labels, workers' balanced scores, held pay."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotate.models import (
+    Campaign,
+    GoldLabel,
+    GoldSource,
+    Participation,
+    PayDecision,
+    Summary,
+)
+from annotate.services.control_items import (
+    gold_from_crowd,
+    gold_from_imported_labels,
+    set_gold_label,
+    worker_quality,
+)
+from annotate.services.errors import InvalidSubmission
+from annotate.services.pay_rules import release_held_pay
+
+from .access import staff_required
+
+
+@staff_required
+def control_page(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    participations = Participation.objects.filter(campaign=campaign).select_related("worker__user", "campaign").order_by("pk")
+    gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
+    return render(request, "annotate/manage/control.html", {
+        "campaign": campaign,
+        "gold_counts": {label: gold.filter(source=value).count() for value, label in GoldSource.choices},
+        "control_items": campaign.items.filter(is_control=True).count(),
+        "items": campaign.items.count(),
+        "workers": [{"participation": p, "quality": worker_quality(p)} for p in participations],
+        "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
+        "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
+    })
+
+
+@staff_required
+@require_POST
+def set_gold(request: HttpRequest, slug: str) -> HttpResponse:
+    """The browser form: one sentence's label (``summary``, ``sentence`` from 1, ``label`` factual/erroneous)."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    try:
+        summary_id, sentence = int(request.POST.get("summary", "")), int(request.POST.get("sentence", ""))
+    except ValueError:
+        summary_id = sentence = 0
+    if not (0 < summary_id < 2**31 and 0 < sentence < 2**31):
+        messages.error(request, "Give the summary id and the sentence number (from 1) as positive whole numbers.")
+        return redirect("annotate:manage-control", slug)
+    label = request.POST.get("label", "")
+    if label not in ("factual", "erroneous"):
+        messages.error(request, "Choose whether the sentence is factual or erroneous.")
+        return redirect("annotate:manage-control", slug)
+    summary = Summary.objects.filter(pk=summary_id, document__campaign=campaign).select_related("document__campaign").first()
+    if summary is None:
+        messages.error(request, f"This campaign has no summary {summary_id}.")
+        return redirect("annotate:manage-control", slug)
+    try:
+        set_gold_label(summary, sentence - 1, label == "factual", request.POST.get("category", ""), user=request.user,
+                       note=request.POST.get("note", "").strip())
+    except InvalidSubmission as exc:
+        messages.error(request, f"The label was not saved: {exc}.")
+    else:
+        messages.success(request, f"Sentence {sentence} of summary {summary_id} is now gold ({label}).")
+    return redirect("annotate:manage-control", slug)
+
+
+@staff_required
+@require_POST
+def derive_gold(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    added = gold_from_imported_labels(campaign) + gold_from_crowd(campaign)
+    messages.success(request, f"{added} gold labels added from imported and certain crowd labels.")
+    return redirect("annotate:manage-control", slug)
+
+
+@staff_required
+@require_POST
+def release_pay(request: HttpRequest, slug: str, participation_id: int) -> HttpResponse:
+    participation = get_object_or_404(Participation.objects.select_related("campaign", "worker"), pk=participation_id, campaign__slug=slug)
+    amount = release_held_pay(participation, user=request.user, note=request.POST.get("note", "").strip())
+    messages.success(request, f"{participation.worker}: held pay released ({amount} added to the ledger).")
+    return redirect("annotate:manage-control", slug)

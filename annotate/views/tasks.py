@@ -1,0 +1,106 @@
+"""Worker pages every protocol shares: the submit endpoint and the qualification test with its result.
+
+The protocol's URLs route here with their ``family``; what differs (the form, its parse, the score and the
+pass rule) comes from the campaign's :class:`~annotate.protocols.Protocol`.
+"""
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotate.models import Campaign, QualificationStatus
+from annotate.protocols import kinds_of_family, protocol_for
+from annotate.services.assignments import submit_assignment
+from annotate.services.errors import InvalidSubmission, WorkflowError
+from annotate.services.participation import (
+    client_address,
+    eligibility_problem,
+    get_participation,
+    qualification_attempts_left,
+    record_qualification,
+)
+from annotate.views.common import protocol_url, worker_for_user
+
+RESULT_TEMPLATE = "annotate/qualification_result.html"
+
+
+def family_campaign(slug: str, family: str) -> Campaign:
+    """The campaign behind a protocol page; a campaign of another protocol is 404 there, like a missing one."""
+    return get_object_or_404(Campaign, slug=slug, kind__in=kinds_of_family(family))
+
+
+def json_body(request: HttpRequest) -> dict:
+    """The request's JSON object, or ``InvalidSubmission`` saying why it is not one."""
+    try:
+        body = json.loads(request.body or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidSubmission(f"The request body is not valid JSON ({exc}).") from exc
+    if not isinstance(body, dict):
+        raise InvalidSubmission("The request body must be a JSON object.")
+    return body
+
+
+def error_response(exc: WorkflowError) -> JsonResponse:
+    return JsonResponse(exc.as_dict(), status=exc.status_code)
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, slug: str, assignment_id: int, family: str) -> JsonResponse:
+    """Store one item's answers (the protocol validates them); says whether the worker is now blocked."""
+    campaign = family_campaign(slug, family)
+    try:
+        body = json_body(request)
+        key = body.get("submission_key") or ""
+        if not isinstance(key, str):
+            raise InvalidSubmission("submission_key must be a string")
+        outcome = submit_assignment(assignment_id, worker_for_user(request.user), body, submission_key=key, campaign=campaign)
+    except WorkflowError as exc:
+        return error_response(exc)
+    return JsonResponse({
+        "ok": True,
+        "duplicate": outcome.duplicate,
+        "blocked": bool(outcome.blocked_reason),
+        "detail": f"You have been blocked from this campaign: {outcome.blocked_reason}." if outcome.blocked_reason else "",
+        "next": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1",
+    })
+
+
+@login_required
+def qualification(request: HttpRequest, slug: str, family: str) -> HttpResponse:
+    """The qualification test: shown, parsed and scored by the protocol; only pass or fail is ever shown."""
+    campaign = family_campaign(slug, family)
+    protocol = protocol_for(campaign.kind)
+    participation = get_participation(worker_for_user(request.user), campaign)
+    if eligibility_problem(participation, for_main_task=False):
+        return redirect("annotate:campaign", slug)
+    tutorial = protocol_url(protocol, "tutorial_url_name", campaign)
+    if tutorial and protocol.needs_tutorial(campaign) and not participation.tutorial_done:
+        return redirect(tutorial)
+    context = {
+        "campaign": campaign, "participation": participation, "pass_score": campaign.qualification_pass_score,
+        "tutorial_url": tutorial, "retry_url": protocol_url(protocol, "qualification_url_name", campaign),
+    }
+    if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
+        return render(request, RESULT_TEMPLATE, {**context, "passed": True})
+    if request.method == "POST":
+        try:
+            answers = protocol.parse_qualification(campaign, participation, request.POST)
+            score = protocol.score_qualification(campaign, participation, answers)
+            passed = protocol.qualification_passed(campaign, score)
+            record_qualification(participation, score=score, passed=passed, answers=answers, address=client_address(request))
+        except WorkflowError as exc:
+            form = protocol.qualification_form(campaign, participation, request.POST)
+            return render(request, form.template, {
+                **context, **form.context, "error": exc.message, "attempts_left": qualification_attempts_left(participation),
+            }, status=exc.status_code)
+        return render(request, RESULT_TEMPLATE, {**context, "passed": passed, "attempts_left": qualification_attempts_left(participation)})
+    if participation.qualification_status == QualificationStatus.FAILED or qualification_attempts_left(participation) <= 0:
+        return render(request, RESULT_TEMPLATE, {**context, "passed": False, "attempts_left": 0})
+    form = protocol.qualification_form(campaign, participation)
+    return render(request, form.template, {**context, **form.context, "attempts_left": qualification_attempts_left(participation)})

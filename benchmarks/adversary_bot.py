@@ -1,0 +1,303 @@
+"""A page-reading bot and a gold-following worker through the real FRANK views: balanced scores, pay, status.
+
+The bot sees only what the task page ships (the HTML and its ``task-data`` JSON) and computes from it:
+
+* the reading check: the option that is not a substring of the article;
+* per sentence: "No" when it is one to ``EDIT_WORDS`` word edits away from an article sentence, the same bag
+  of words as one (a scramble), or shares under half its words with the article (another article's
+  sentence); "Yes" to everything else. These are the rules that found the mechanical traps.
+
+The honest worker answers as the gold says: a sentence with a server-side gold label or a trap gets its
+known label, any other sentence "Yes". Time passes on the server's clock by moving the assignment's start
+back by ``seconds_per_sentence`` per shown sentence before the submit (as waiting would); 0 is a bot at full
+speed.
+
+    DJANGO_DEBUG=1 DATABASE_URL=... .venv/bin/python -m benchmarks.adversary_bot [--frank ../shared/data/frank]
+        [--documents 60] [--items 15] [--datasets cnndm bbc]
+
+It imports FRANK (a subset of ``--documents`` articles, both data sets) into a throwaway test database, runs
+the bot fast and slow and the honest worker through the Django test client, and prints each one's balanced
+control score, what the ledger owes them and their status.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from difflib import SequenceMatcher
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
+WORD = re.compile(r"[a-z0-9]+")
+EDIT_WORDS = 3  # word edits that make a trap from an article sentence ("scored" -> "did not score", he -> she)
+MIN_OVERLAP = 0.5  # share of a sentence's words found in the article, below which it is "from another article"
+
+
+# ---------------------------------------------------------------- what the page ships
+
+def page_data(html: str) -> dict[str, Any] | None:
+    """The task page's ``task-data`` JSON (None when the response is no task page)."""
+    match = TASK_DATA.search(html)
+    return json.loads(match.group(1)) if match else None
+
+
+def _words(text: str) -> list[str]:
+    return WORD.findall(text.lower())
+
+
+def _word_edits(a: list[str], b: list[str]) -> int:
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    return sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def looks_like_trap(sentence: str, article: list[str]) -> str | None:
+    """The bot's rule: the FRANK category it guesses for a mechanically made trap, or None ("Yes")."""
+    words = _words(sentence)
+    if not words:
+        return None
+    article_words = [_words(line) for line in article]
+    vocabulary = {w for line in article_words for w in line}
+    for line in article_words:
+        if line == words:
+            return None  # an exact copy is factual
+        if sorted(line) == sorted(words):
+            return "GramE"  # scrambled
+        if len(line) > 3 and 0 < _word_edits(words, line) <= EDIT_WORDS:
+            return "CorefE" if {"he", "she", "his", "her", "him"} & (set(words) ^ set(line)) else "RelE"
+    if sum(w in vocabulary for w in words) / len(words) < MIN_OVERLAP:
+        return "OutE"
+    return None
+
+
+class PageReadingBot:
+    """Answers from the page text alone (see the module docstring)."""
+
+    name = "page-reading bot"
+
+    def entity_choice(self, data: dict[str, Any]) -> int:
+        article = " ".join(data["article"]).lower()
+        missing = [i for i, option in enumerate(data["entity_options"]) if option.lower() not in article]
+        return missing[0] if missing else 0
+
+    def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
+        category = looks_like_trap(text, data["article"])
+        return {"factual": category is None, "categories": [category] if category else []}
+
+
+class GoldFollower:
+    """Answers as the known labels say (read on the server, as a careful annotator would judge them)."""
+
+    name = "gold-following worker"
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[int, int], tuple[bool, str]] = {}
+
+    def entity_choice(self, data: dict[str, Any]) -> int:
+        from annotate.models import Assignment
+
+        return Assignment.objects.get(pk=data["assignment"]).layout["entity"]["answer"]
+
+    def load(self, data: dict[str, Any]) -> None:
+        from annotate.models import Assignment, GoldLabel, Trap
+
+        layout = Assignment.objects.get(pk=data["assignment"]).layout
+        self._known = {}
+        for position, row in enumerate(layout["summaries"]):
+            for gold in GoldLabel.objects.filter(summary_id=row["summary"], sentence_index__lt=row["sentences"]):
+                self._known[(position, gold.sentence_index)] = (gold.factual, gold.category)
+            if row["trap"]:
+                trap = Trap.objects.get(pk=row["trap"])
+                self._known[(position, row["sentences"])] = (trap.expected_factual, trap.expected_category)
+
+    def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
+        factual, category = self._known.get((position, index), (True, ""))
+        return {"factual": factual, "categories": [] if factual else [category or "OtherE"]}
+
+
+# ---------------------------------------------------------------- driving the real views
+
+@dataclass
+class Run:
+    """What happened to one worker: per item the server's answers, and why it stopped."""
+
+    submitted: int = 0
+    stopped: str = ""
+    responses: list[dict[str, Any]] = field(default_factory=list)
+
+
+def run_worker(client, slug: str, agent, *, items: int, seconds_per_sentence: float) -> Run:
+    """Work through up to ``items`` items of campaign ``slug`` as ``agent``, with the logged-in ``client``."""
+    from django.urls import reverse
+
+    from annotate.models import Assignment
+
+    run = Run()
+    entry = reverse("annotate:frank-task", args=[slug])
+    for _ in range(items):
+        response = client.get(entry)
+        data = page_data(response.content.decode()) if response.status_code == 200 else None
+        if data is None:
+            run.stopped = f"no task page (HTTP {response.status_code}): " + _visible_text(response)
+            break
+        if hasattr(agent, "load"):
+            agent.load(data)
+        if not data["entity_done"]:
+            verdict = client.post(data["urls"]["entity"], {"choice": agent.entity_choice(data)}, content_type="application/json").json()
+            if verdict.get("blocked"):
+                run.stopped = verdict["detail"]
+                break
+        rows, shown = [], 0
+        for position, summary in enumerate(data["summaries"]):
+            answers = []
+            for index, sentence in enumerate(summary["sentences"]):
+                answers.append({**agent.answer(data, position, index, sentence["text"]), "seconds": 5.0})
+                shown += 1
+            rows.append({"answers": answers})
+        if seconds_per_sentence > 0:  # the time a reader spends, on the server's clock
+            Assignment.objects.filter(pk=data["assignment"]).update(
+                created_at=Assignment.objects.get(pk=data["assignment"]).created_at - timedelta(seconds=seconds_per_sentence * shown)
+            )
+        result = client.post(data["urls"]["submit"], {"summaries": rows, "submission_key": f"k{data['assignment']}"}, content_type="application/json")
+        body = result.json()
+        run.responses.append(body)
+        if result.status_code != 200:
+            run.stopped = body.get("detail") or body.get("error") or str(body)
+            break
+        run.submitted += 1
+        if body.get("blocked"):
+            run.stopped = body["detail"]
+            break
+    return run
+
+
+def _visible_text(response) -> str:
+    if response.status_code in (301, 302):
+        return f"redirected to {response['Location']}"
+    text = re.sub(r"<[^>]+>", " ", response.content.decode(errors="replace"))
+    match = re.search(r"(blocked[^.]*\.|waiting for review[^.]*\.|no article left[^.]*\.)", text, flags=re.IGNORECASE)
+    return match.group(1).strip() if match else ""
+
+
+def worker_figures(worker, campaign) -> dict[str, Any]:
+    """Balanced score, what the ledger owes, status: what the benchmark prints (and the tests check)."""
+    from annotate.models import Participation, PayDecision
+    from annotate.services.bonuses import worker_total
+    from annotate.services.control_items import worker_quality
+
+    participation = Participation.objects.select_related("campaign").get(worker=worker, campaign=campaign)
+    quality = worker_quality(participation)
+    status = "blocked" if participation.is_blocked else "held for review" if participation.pay_held else "working"
+    return {
+        "items": participation.items_submitted,
+        "balanced_score": None if quality.score is None else round(quality.score, 3),
+        "gold_checks": quality.gold_checks,
+        "trap_checks": quality.trap_checks,
+        "owed": worker_total(worker, campaign),
+        "withheld_decisions": PayDecision.objects.filter(worker=worker, campaign=campaign).count(),
+        "status": status,
+        "reason": participation.blocked_reason or participation.pay_held_reason,
+    }
+
+
+def frank_subset(frank_dir: Path, target: Path, documents: int, datasets: tuple[str, ...] = ("cnndm", "bbc")) -> Path:
+    """A FRANK folder with ``documents`` articles shared out over ``datasets`` (FRANK's names: cnndm, bbc)."""
+    records = json.loads((frank_dir / "human_annotations.json").read_text(encoding="utf-8"))
+    chosen: dict[str, list[str]] = {name: [] for name in datasets}
+    wanted = {name: documents // len(datasets) + (i < documents % len(datasets)) for i, name in enumerate(datasets)}
+    for record in records:
+        group = chosen.get(record["dataset"])
+        if group is not None and record["hash"] not in group and len(group) < wanted[record["dataset"]]:
+            group.append(record["hash"])
+    keep = {article_hash for group in chosen.values() for article_hash in group}
+    (target / "articles").mkdir(parents=True, exist_ok=True)
+    (target / "human_annotations.json").write_text(json.dumps([r for r in records if r["hash"] in keep]), encoding="utf-8")
+    for article_hash in keep:
+        (target / "articles" / f"{article_hash}.json").write_bytes((frank_dir / "articles" / f"{article_hash}.json").read_bytes())
+    return target
+
+
+def setup_campaign(frank_dir: Path, documents: int, slug: str = "adversary-frank", datasets: tuple[str, ...] = ("cnndm", "bbc"), **settings):
+    """Import a FRANK subset into a running campaign without tutorial/qualification (the checks under test
+    are those of the main task); returns the campaign."""
+    from annotate.models import Campaign, CampaignStatus
+    from annotate.services.imports import import_dataset
+
+    with tempfile.TemporaryDirectory(prefix="factlab-adversary-") as tmp:
+        import_dataset("frank", [frank_subset(frank_dir, Path(tmp), documents, datasets)], campaign_slug=slug)
+    Campaign.objects.filter(slug=slug).update(
+        status=CampaignStatus.RUNNING, tutorial_required=False, qualification_required=False, **settings,
+    )
+    return Campaign.objects.get(slug=slug)
+
+
+def simulate(
+    frank_dir: Path, documents: int, items: int, make_worker: Callable[[str], Any], datasets: tuple[str, ...] = ("cnndm", "bbc"),
+) -> dict[str, dict[str, Any]]:
+    """Run the fast bot, the slow bot and the honest worker on one campaign; figures per worker."""
+    from django.test import Client
+
+    campaign = setup_campaign(frank_dir, documents, datasets=datasets)
+    figures = {}
+    for label, agent, seconds in (
+        ("bot, full speed", PageReadingBot(), 0.0),
+        ("bot, 6 s per sentence", PageReadingBot(), 6.0),
+        ("gold-following worker", GoldFollower(), 6.0),
+    ):
+        worker = make_worker(label)
+        client = Client()
+        client.force_login(worker.user)
+        run = run_worker(client, campaign.slug, agent, items=items, seconds_per_sentence=seconds)
+        figures[label] = {**worker_figures(worker, campaign), "stopped": run.stopped}
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frank", type=Path, default=REPO_ROOT.parent / "shared" / "data" / "frank")
+    parser.add_argument("--documents", type=int, default=60)
+    parser.add_argument("--items", type=int, default=15)
+    parser.add_argument("--datasets", nargs="+", default=["cnndm", "bbc"], choices=["cnndm", "bbc"],
+                        help="FRANK data sets of the articles (cnndm alone: errors are rarer, the bot's best case)")
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import setup_test_environment
+
+    from annotate.models import Worker
+
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False  # pages are prepared on first claim, in this process
+    setup_test_environment()
+    old_name = connection.settings_dict["NAME"]
+    # A database of its own (not the test suite's), created and dropped here.
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_adversary_bot"
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        def make_worker(label: str) -> Worker:
+            user = get_user_model().objects.create_user(username=re.sub(r"\W+", "-", label).strip("-"), password=None)
+            return Worker.objects.create(user=user)
+
+        figures = simulate(args.frank, args.documents, args.items, make_worker, tuple(args.datasets))
+    finally:
+        connection.creation.destroy_test_db(old_name, verbosity=0)
+    print(f"FRANK subset: {args.documents} articles of {'+'.join(args.datasets)}; each worker offered up to {args.items} items")
+    print(f"{'worker':<24} {'items':>5} {'balanced':>8} {'gold':>5} {'traps':>5} {'owed':>7}  status (reason)")
+    for label, row in figures.items():
+        score = "-" if row["balanced_score"] is None else f"{row['balanced_score']:.3f}"
+        print(f"{label:<24} {row['items']:>5} {score:>8} {row['gold_checks']:>5} {row['trap_checks']:>5} {row['owed']:>7}  "
+              f"{row['status']} ({row['reason'] or row['stopped'] or '-'})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,292 @@
+"""How many identities does an attacker without knowledge need to pass a qualification? FRANK, BUMP Task 1
+and BUMP Task 2, with their shipped pools and each campaign kind's default pass score.
+
+    .venv/bin/python benchmarks/qualification_farming.py [--attempts 20000] [--seed 1]
+
+The attacker creates identities, answers without knowing the key, and learns only pass or fail (all a
+worker is ever shown); each identity has ``qualification_attempts`` attempts (1 by default) and a network
+address serves at most ``FACTLAB_QUALIFICATION_IDENTITIES_PER_ADDRESS`` identities (3). Every attempt is a
+fresh random subset of the pool (``annotate.qualification_pool``). Printed per protocol:
+
+* **pool key bits** (reasoned): log2 of the ways to label the pool, for an attacker who knows the pool's
+  composition (how many questions of each label; the docs state what a test holds). One pass/fail answer
+  carries at most one bit, so learning the key takes at least this many attempts: identities >= bits /
+  attempts per identity. This is the bound FRANK's pool was judged by (about 82).
+* **blind pass probability** (exact): the best of several answering strategies that use the documented
+  test composition (random arrangements of the labels a test holds, FRANK's two categories per sentence,
+  more or fewer "correct" answers), computed exactly over the uniformly random shuffle the attacker
+  faces; ``1 / p`` is the expected number of attempts to a first pass without learning anything.
+* **simulated attempts** (measured): ``--attempts`` attempts through the real drawing and scoring code,
+  each a new identity on a new random secret, answered by the structured random strategy; passes counted.
+
+Baseline in the same run: the BUMP tests before pools (one fixed key: seven edits, one per type; four
+yes/no pairs), by the same measures.
+
+"identities needed" is the smaller of the two reasoned routes (learning the key, or passing blind), in
+identities and in network addresses.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import secrets
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
+# Scoring code is imported through Django's app registry; nothing here touches a database.
+os.environ.setdefault("DJANGO_SECRET_KEY", secrets.token_urlsafe(64))
+
+Accepts = frozenset  # the labels an answer at one position counts right
+
+
+@dataclass
+class Protocol:
+    name: str
+    pool_counts: list[int]  # questions per label in the pool
+    test_counts: dict[object, int]  # questions per label in one test
+    pass_score: float
+    strategies: dict[str, list[frozenset]]  # name -> one accepted-label set per test position
+    simulate: Callable[[random.Random], bool]  # one blind attempt: passed?
+    simulated_how: str = "through the real drawing and scoring code"
+
+
+def pass_probability(test_counts: dict[object, int], answer: Sequence[frozenset], needed: int) -> float:
+    """P(at least ``needed`` positions right) when the test's labels (``test_counts``) are shuffled uniformly
+    over the positions and position i counts right when its label is in ``answer[i]`` (exact, by dynamic
+    programming over the labels left)."""
+    labels = list(test_counts)
+
+    @lru_cache(maxsize=None)
+    def go(position: int, left: tuple[int, ...], right: int) -> float:
+        if right + (len(answer) - position) < needed:
+            return 0.0
+        if position == len(answer):
+            return 1.0 if right >= needed else 0.0
+        total = sum(left)
+        p = 0.0
+        for k, count in enumerate(left):
+            if count:
+                rest = left[:k] + (count - 1,) + left[k + 1:]
+                p += count / total * go(position + 1, rest, right + (labels[k] in answer[position]))
+        return p
+
+    return go(0, tuple(test_counts[label] for label in labels), 0)
+
+
+def needed_right(size: int, pass_score: float) -> int:
+    return math.ceil(pass_score * size - 1e-9)
+
+
+def pool_key_bits(counts: Sequence[int]) -> float:
+    from annotate.qualification_pool import pool_key_bits as bits
+
+    return bits(counts)
+
+
+# ---------------------------------------------------------------- the three protocols
+
+def frank() -> Protocol:
+    from annotate.frank import content
+    from annotate.frank.protocol import score_qualification
+    from annotate.frank.typology import CODES
+    from annotate.models import Campaign
+
+    pool = Counter(k.category for k in content.QUALIFICATION_POOL)
+    factual = content.QUALIFICATION_FACTUAL_PER_TEST
+    test_counts: dict[object, int] = {None: factual, **{c: 1 for c in CODES}}
+    yes = frozenset({None})
+    cycle = [frozenset({CODES[i], CODES[(i + 1) % len(CODES)]}) for i in range(len(CODES))]  # every category twice
+    singles = [frozenset({c}) for c in CODES]
+    strategies = {
+        f"{factual} Yes + No with a cycle of category pairs": [yes] * factual + cycle,
+        f"{factual} Yes + No with one category each": [yes] * factual + singles,
+        f"{factual + 1} Yes + 7 No with pairs": [yes] * (factual + 1) + cycle[:7],
+        f"{factual - 1} Yes + 9 No with pairs": [yes] * (factual - 1) + cycle + [cycle[0]],
+        "Yes everywhere": [yes] * (factual + len(CODES)),
+    }
+    pass_score = Campaign._meta.get_field("qualification_pass_score").default
+
+    def simulate(rng: random.Random) -> bool:
+        exercise = content.qualification_for(secrets.token_hex(8), 1, rng.randrange(10**9), 0)
+        n = sum(len(s) for s in exercise.summaries)
+        labels = [None] * factual + list(CODES)
+        rng.shuffle(labels)  # a random arrangement of what a test holds
+        pairs = iter(labels)
+        rows = []
+        for summary in exercise.summaries:
+            row = []
+            for _ in summary:
+                guess = next(pairs)
+                if guess is None:
+                    row.append({"factual": True, "categories": []})
+                else:
+                    other = rng.choice([c for c in CODES if c != guess])
+                    row.append({"factual": False, "categories": [guess, other]})
+            rows.append(row)
+        assert sum(len(r) for r in rows) == n
+        score, _ = score_qualification({"summaries": rows}, exercise)
+        return score >= pass_score
+
+    return Protocol("FRANK", list(pool.values()), test_counts, pass_score, strategies, simulate)
+
+
+def bump_taxonomy() -> Protocol:
+    from annotate.bump import content
+    from annotate.bump.protocol import BumpTaxonomyProtocol
+    BUMP_DEFAULTS = BumpTaxonomyProtocol.campaign_defaults
+
+    pool = Counter(e.error_type for e in content.TAXONOMY_POOL)
+    per = content.TAXONOMY_EDITS_PER_TYPE
+    codes = content.REQUESTABLE_CODES
+    test_counts: dict[object, int] = {c: per for c in codes}
+    one = {c: frozenset({c}) for c in codes}
+    strategies = {
+        f"a random arrangement of {per} of each type": [one[c] for c in codes for _ in range(per)],
+        "one type everywhere": [one[codes[0]]] * (per * len(codes)),
+    }
+    pass_score = float(BUMP_DEFAULTS["qualification_pass_score"])
+
+    def simulate(rng: random.Random) -> bool:
+        test = content.taxonomy_test(secrets.token_hex(8), 1, rng.randrange(10**9), 0)
+        guesses = [c for c in codes for _ in range(per)]
+        rng.shuffle(guesses)
+        score, _ = content.score_taxonomy({f"e{n}": g for n, g in enumerate(guesses, start=1)}, test)
+        return score >= pass_score
+
+    return Protocol("BUMP Task 1", list(pool.values()), test_counts, pass_score, strategies, simulate)
+
+
+def bump_accuracy() -> Protocol:
+    from annotate.bump import content
+    from annotate.bump.protocol import BumpTaxonomyProtocol
+    BUMP_DEFAULTS = BumpTaxonomyProtocol.campaign_defaults
+
+    pool = Counter(s.error_type for s in content.ACCURACY_POOL)
+    accurate, per = content.ACCURACY_ACCURATE_PER_TEST, content.ACCURACY_ERRORS_PER_TYPE
+    codes = content.REQUESTABLE_CODES
+    test_counts: dict[object, int] = {None: accurate, **{c: per for c in codes}}
+    yes = frozenset({None})
+    types = [frozenset({c}) for c in codes for _ in range(per)]
+    strategies = {
+        f"{accurate} Yes + one No of each type": [yes] * accurate + types,
+        f"{accurate + 1} Yes + 6 types": [yes] * (accurate + 1) + types[:-1],
+        f"{accurate - 1} Yes + 8 No": [yes] * (accurate - 1) + types + [types[0]],
+        "Yes everywhere": [yes] * (accurate + len(types)),
+    }
+    pass_score = float(BUMP_DEFAULTS["qualification_pass_score"])
+
+    def simulate(rng: random.Random) -> bool:
+        test = content.accuracy_test(secrets.token_hex(8), 1, rng.randrange(10**9), 0)
+        guesses: list[str | None] = [None] * accurate + [c for c in codes for _ in range(per)]
+        rng.shuffle(guesses)
+        answers: dict[str, str] = {}
+        for n, g in enumerate(guesses, start=1):
+            answers[f"s{n}"] = "yes" if g is None else "no"
+            if g is not None:
+                answers[f"s{n}_type"] = g
+        score, _ = content.score_accuracy(answers, test)
+        return score >= pass_score
+
+    return Protocol("BUMP Task 2", list(pool.values()), test_counts, pass_score, strategies, simulate)
+
+
+def fixed_key(name: str, test_counts: dict[object, int], pass_score: float) -> Protocol:
+    """Baseline: the BUMP qualifications before pools, one fixed test (Task 1: seven edits, one per type;
+    Task 2: four yes/no pairs, two accurate), so the pool is the test. Simulated abstractly: a random
+    arrangement of the test's labels against the fixed key."""
+    labels = [label for label, n in test_counts.items() for _ in range(n)]
+    key = list(labels)
+    random.Random(0).shuffle(key)
+    strategies = {"a random arrangement of the test's labels": [frozenset({label}) for label in labels]}
+
+    def simulate(rng: random.Random) -> bool:
+        guess = list(labels)
+        rng.shuffle(guess)
+        return sum(g == k for g, k in zip(guess, key)) >= needed_right(len(key), pass_score)
+
+    return Protocol(name, list(test_counts.values()), test_counts, pass_score, strategies, simulate,
+                    simulated_how="against one fixed key")
+
+
+def baselines() -> list[Protocol]:
+    from annotate.bump import content
+    from annotate.bump.protocol import BumpTaxonomyProtocol
+    BUMP_DEFAULTS = BumpTaxonomyProtocol.campaign_defaults
+
+    score = float(BUMP_DEFAULTS["qualification_pass_score"])
+    return [
+        fixed_key("BUMP Task 1, before (fixed key)", {c: 1 for c in content.REQUESTABLE_CODES}, score),
+        fixed_key("BUMP Task 2, before (fixed key)", {True: 2, False: 2}, score),
+    ]
+
+
+def report(protocol: Protocol, *, attempts: int, per_identity: int, per_address: int, rng: random.Random, pass_scores: Sequence[float]) -> dict:
+    size = sum(protocol.test_counts.values())
+    bits = pool_key_bits(protocol.pool_counts)
+    print(f"\n{protocol.name}: pool of {sum(protocol.pool_counts)} questions, tests of {size}, default pass score {protocol.pass_score:.2f}")
+    print(f"  pool key: {bits:.1f} bits -> learning it takes >= {math.ceil(bits / per_identity)} identities "
+          f"(>= {math.ceil(bits / per_identity / per_address)} addresses)")
+    rows = {}
+    for score in pass_scores:
+        needed = needed_right(size, score)
+        best_name, best = max(((name, pass_probability(protocol.test_counts, answer, needed))
+                               for name, answer in protocol.strategies.items()), key=lambda item: item[1])
+        blind = math.inf if best == 0 else 1 / (best * per_identity)
+        identities = min(bits / per_identity, blind)
+        rows[score] = (best, identities)
+        label = "default" if score == protocol.pass_score else "compare"
+        print(f"  pass score {score:.2f} ({label}, {needed}/{size} right): best blind strategy '{best_name}' passes with "
+              f"p = {best:.2e} -> {blind:,.0f} identities expected to a first blind pass; "
+              f"identities needed >= {math.ceil(identities)} ({math.ceil(identities / per_address)} addresses)")
+    passes = sum(protocol.simulate(rng) for _ in range(attempts))
+    print(f"  simulated: {passes} passes in {attempts:,} random attempts {protocol.simulated_how} "
+          f"(pass score {protocol.pass_score:.2f})")
+    return {"bits": bits, "rows": rows, "passes": passes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attempts", type=int, default=20_000, help="simulated blind attempts per protocol")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--attempts-per-identity", type=int, default=None, help="default: the campaign default (1)")
+    args = parser.parse_args()
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from annotate.models import Campaign
+
+    per_identity = args.attempts_per_identity or Campaign._meta.get_field("qualification_attempts").default
+    per_address = int(getattr(settings, "FACTLAB_QUALIFICATION_IDENTITIES_PER_ADDRESS", 3))
+    print(f"attempts per identity {per_identity}, identities per network address {per_address}; one pass/fail bit per attempt")
+    rng = random.Random(args.seed)
+    results = {}
+    for make in (frank, bump_taxonomy, bump_accuracy):
+        protocol = make()
+        # Each protocol at its default pass score, and at FRANK's 0.85 for a like-for-like comparison.
+        scores = sorted({protocol.pass_score, 0.85}, reverse=True)
+        results[protocol.name] = report(protocol, attempts=args.attempts, per_identity=per_identity,
+                                        per_address=per_address, rng=rng, pass_scores=scores)
+    print("\nbaseline in the same run: the BUMP qualifications before pools (a fixed key; pass/fail answers give it away)")
+    for protocol in baselines():
+        results[protocol.name] = report(protocol, attempts=args.attempts, per_identity=per_identity, per_address=per_address,
+                                        rng=rng, pass_scores=[protocol.pass_score])
+    frank_needed = results["FRANK"]["rows"][0.85][1]
+    print("\nidentities needed without knowledge (reasoned lower bound, smaller of learning the key and passing blind):")
+    for name, result in results.items():
+        worst = min(identities for _, identities in result["rows"].values())
+        verdict = "" if name == "FRANK" else ("  >= FRANK" if worst >= frank_needed else "  BELOW FRANK")
+        print(f"  {name:32s} >= {math.ceil(worst)} identities at either pass score above (simulated passes: {result['passes']}){verdict}")
+
+
+if __name__ == "__main__":
+    main()

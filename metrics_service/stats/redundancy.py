@@ -1,0 +1,40 @@
+"""Adaptive redundancy: when an item has enough judgements, and how well posteriors are calibrated.
+
+Plain functions (numpy only). An *item* is what one worker judges in one assignment (a summary with its
+sentences); its label is settled when every sentence label's posterior reaches the threshold.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def needs_more_workers(min_posterior: np.ndarray, n_workers: np.ndarray, *, min_workers: int, max_workers: int,
+                       threshold: float) -> np.ndarray:
+    """The stop rule, per item: more workers are needed while the item has fewer than ``min_workers``, or
+    fewer than ``max_workers`` and the least certain of its labels has a posterior below ``threshold``.
+
+    ``min_posterior``: per item, the smallest posterior of its sentence labels (NaN when not judged yet);
+    ``n_workers``: per item, the judgements it has.
+    """
+    if not 1 <= min_workers <= max_workers:
+        raise ValueError(f"need 1 <= min_workers <= max_workers, got {min_workers} and {max_workers}")
+    if not 0.5 <= threshold <= 1.0:
+        raise ValueError(f"the posterior threshold must be in [0.5, 1], got {threshold}")
+    posterior = np.nan_to_num(np.asarray(min_posterior, dtype=float), nan=0.0)
+    n = np.asarray(n_workers)
+    return (n < min_workers) | ((n < max_workers) & (posterior < threshold))
+
+
+def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> float:
+    """Expected calibration error: over ``n_bins`` equal-width bins of confidence, the mean absolute gap
+    between mean confidence and accuracy, weighted by the bin's share of labels (Naeini et al., 2015)."""
+    confidence = np.asarray(confidence, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    if confidence.size == 0:
+        return float("nan")
+    bins = np.minimum((confidence * n_bins).astype(int), n_bins - 1)
+    total = 0.0
+    for b in np.unique(bins):
+        inside = bins == b
+        total += inside.mean() * abs(confidence[inside].mean() - correct[inside].mean())
+    return float(total)

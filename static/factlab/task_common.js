@@ -1,0 +1,58 @@
+// Helpers shared by every protocol's task pages: CSRF-protected JSON posts and the instructions toggle.
+"use strict";
+
+window.factlab = window.factlab || {};
+
+factlab.csrfToken = function () {
+  const input = document.querySelector("input[name=csrfmiddlewaretoken]");
+  return input ? input.value : "";
+};
+
+// POST JSON; resolves to {ok, status, data}. Network failures resolve with ok=false and a readable message.
+factlab.postJSON = async function (url, body) {
+  try {
+    const response = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {"Content-Type": "application/json", "X-CSRFToken": factlab.csrfToken()},
+      body: JSON.stringify(body),
+    });
+    let data = {};
+    try { data = await response.json(); } catch (e) { data = {detail: "The server answered " + response.status + "."}; }
+    return {ok: response.ok, status: response.status, data: data};
+  } catch (e) {
+    return {ok: false, status: 0, data: {detail: "The server could not be reached. Check your connection and try again; your answers are kept."}};
+  }
+};
+
+document.addEventListener("click", function (event) {
+  const toggle = event.target.closest("[data-toggle]");
+  if (!toggle) return;
+  const panel = document.getElementById(toggle.dataset.toggle);
+  if (panel) panel.hidden = !panel.hidden;
+});
+
+// At most data-max categories: once that many are ticked, the others are disabled (the rule the server applies).
+function limitCategories(fieldset) {
+  const max = Number(fieldset.dataset.max || 0);
+  if (!max) return;
+  const boxes = Array.from(fieldset.querySelectorAll("input[type=checkbox]"));
+  const full = boxes.filter(function (b) { return b.checked; }).length >= max;
+  boxes.forEach(function (b) { b.disabled = full && !b.checked; });
+}
+factlab.limitCategories = limitCategories;
+document.addEventListener("change", function (event) {
+  const fieldset = event.target.closest("fieldset[data-max]");
+  if (fieldset) limitCategories(fieldset);
+});
+document.querySelectorAll("fieldset[data-max]").forEach(limitCategories);
+
+// Category checkboxes are enabled only after "No".
+document.addEventListener("change", function (event) {
+  const question = event.target.closest(".question");
+  if (!question || event.target.type !== "radio") return;
+  question.classList.toggle("says-no", event.target.value === "no" && event.target.checked);
+});
+document.querySelectorAll(".question input[type=radio][value=no]:checked").forEach(function (r) {
+  r.closest(".question").classList.add("says-no");
+});

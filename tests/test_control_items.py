@@ -1,0 +1,292 @@
+"""Control items with gold labels, the balanced quality score, and pay rules that need the work.
+
+End to end on FRANK data through the real views: a bot that reads the page is never owed a bonus and is
+blocked or held within 15 items; a worker who answers as the gold says is paid and never blocked.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from annotate.models import (
+    Assignment,
+    BonusEntry,
+    GoldLabel,
+    GoldSource,
+    Item,
+    Participation,
+    PayDecision,
+    PayDecisionKind,
+    Summary,
+)
+from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.bonuses import worker_total
+from annotate.services.control_items import (
+    Check,
+    arrange_candidates,
+    balanced_score,
+    gold_from_crowd,
+    set_gold_label,
+    worker_quality,
+)
+from annotate.services.errors import InvalidSubmission, NotEligible
+from benchmarks.adversary_bot import (
+    GoldFollower,
+    PageReadingBot,
+    looks_like_trap,
+    run_worker,
+    setup_campaign,
+    worker_figures,
+)
+from tests.factories import make_campaign, make_document, make_worker
+from tests.test_frank_protocol import age, answers_for
+
+pytestmark = pytest.mark.django_db
+
+
+# ---------------------------------------------------------------- the score
+
+def test_yes_everywhere_scores_one_half_however_few_errors_there_are():
+    checks = [Check(True, True)] * 68 + [Check(False, False)] * 32  # 68% right, by always saying "Yes"
+    assert balanced_score(checks).score == pytest.approx(0.5)
+    perfect = [Check(True, True)] * 68 + [Check(False, True)] * 32
+    assert balanced_score(perfect).score == pytest.approx(1.0)
+
+
+def test_the_score_waits_for_both_classes_and_weights_traps():
+    assert balanced_score([Check(True, True)] * 10, min_per_class=2).score is None
+    assert balanced_score([Check(True, True)] * 10 + [Check(False, True)], min_per_class=2).score is None
+    # A trap of weight 0.25 counts a quarter of a gold sentence: 1 wrong gold error vs 4 right cheap traps.
+    checks = [Check(True, True, 1.0)] * 4 + [Check(False, False, 1.0, "gold")] + [Check(False, True, 0.25, "trap")] * 4
+    quality = balanced_score(checks, min_per_class=1)
+    assert quality.score == pytest.approx(0.5 * (1.0 + 1.0 / 2.0))
+    assert (quality.gold_checks, quality.trap_checks, quality.erroneous_weight) == (5, 4, 2.0)
+
+
+def test_the_bot_rule_finds_mechanical_traps_and_passes_copies():
+    article = ["The mayor of Greenvale opened the new bridge on Monday .", "He thanked the builders ."]
+    assert looks_like_trap("The mayor of Greenvale did not open the new bridge on Monday.", article) == "RelE"
+    assert looks_like_trap("She thanked the builders.", article) == "CorefE"
+    assert looks_like_trap("Monday on the bridge new opened Greenvale of mayor the.", article) == "GramE"
+    assert looks_like_trap("Protesters rallied in Baltimore late on Tuesday night.", article) == "OutE"
+    assert looks_like_trap("The mayor of Greenvale opened the new bridge on Monday.", article) is None
+
+
+def test_a_bonus_needs_the_score_with_confidence():
+    quality = balanced_score([Check(True, True)] * 2 + [Check(False, True)] * 2, min_per_class=2)
+    assert quality.score == 1.0 and 0.3 < quality.lower_bound(0.95) < 0.4  # two of each: 1.0, but not sure
+    sure = balanced_score([Check(True, True)] * 20 + [Check(False, True)] * 6, min_per_class=2)
+    assert sure.lower_bound(0.95) > 0.7 and sure.lower_bound(0.0) == 1.0
+    lucky_bot = balanced_score([Check(True, True)] * 27 + [Check(True, False)] + [Check(False, True)] * 2 + [Check(False, False)] * 4)
+    assert lucky_bot.score > 0.6 and lucky_bot.lower_bound(0.95) < 0.6
+
+
+# ---------------------------------------------------------------- gold
+
+def _frank_campaign(frank_dir, documents: int = 16, **settings):
+    return setup_campaign(frank_dir, documents, slug="control-frank", **settings)
+
+
+def test_frank_import_stores_gold_from_the_human_scores(frank_dir):
+    campaign = _frank_campaign(frank_dir, documents=6)
+    gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
+    assert gold.exists() and set(gold.values_list("source", flat=True)) == {GoldSource.IMPORTED}
+    for summary in Summary.objects.filter(document__campaign=campaign, is_reference=False):
+        labels = list(gold.filter(summary=summary).order_by("sentence_index"))
+        factuality = summary.human_scores["Factuality"]
+        if factuality in (0.0, 1.0):
+            assert [g.factual for g in labels] == [factuality == 1.0] * len(summary.sentences)
+        else:
+            assert labels == []  # a mixed summary: which sentence is wrong is not known at summary level
+    one_sentence_errors = [g for g in gold.filter(factual=False).select_related("summary") if len(g.summary.sentences) == 1]
+    assert any(g.category for g in one_sentence_errors)  # XSum: the per-category scores name the error
+    assert Item.objects.filter(campaign=campaign, is_control=True).count() == campaign.items.count()
+
+
+def test_gold_never_reaches_the_task_page(frank_dir, client):
+    campaign = _frank_campaign(frank_dir, documents=4)
+    worker = make_worker()
+    client.force_login(worker.user)
+    html = client.get(reverse("annotate:frank-task", args=[campaign.slug])).content.decode()
+    data = json.loads(html.split('<script id="task-data" type="application/json">')[1].split("</script>")[0])
+    assert set(data) == {"assignment", "article", "paragraphs", "summaries", "entity_options", "entity_done", "categories", "preview", "submission_key", "urls"}
+    for word in ("gold", "is_control", "Factuality", "GoldLabel"):
+        assert word not in html
+
+
+def test_admin_sets_gold_in_the_browser_and_by_api(client):
+    campaign = make_campaign()
+    document = make_document(campaign, summaries=[["Greenvale approved a budget.", "The mayor resigned."]])
+    summary = document.summaries.get()
+    admin = make_worker(staff=True)
+    client.force_login(admin.user)
+    assert client.get(reverse("annotate:manage-control", args=[campaign.slug])).status_code == 200
+    url = reverse("annotate:manage-gold", args=[campaign.slug])
+    client.post(url, {"summary": summary.pk, "sentence": 2, "label": "erroneous", "category": "EntE", "note": "checked"})
+    label = GoldLabel.objects.get(summary=summary)
+    assert (label.sentence_index, label.factual, label.category, label.source, label.set_by_id) == (1, False, "EntE", GoldSource.ADMIN, admin.user.pk)
+    assert Item.objects.get(document=document).is_control
+    # Bad input: a clear message, nothing stored.
+    page = client.post(url, {"summary": summary.pk, "sentence": 3, "label": "factual"}, follow=True).content.decode()
+    assert "out of range" in page and GoldLabel.objects.count() == 1
+    api = reverse("api:campaign-gold", args=[campaign.slug])
+    response = client.post(api, {"summary": summary.pk, "sentence_index": 0, "factual": True, "category": "EntE"}, content_type="application/json")
+    assert response.status_code == 400 and "no error category" in response.json()["detail"]
+    response = client.post(api, {"summary": summary.pk, "sentence_index": 0, "factual": True}, content_type="application/json")
+    assert response.status_code == 201 and GoldLabel.objects.count() == 2
+    assert [row["factual"] for row in client.get(api).json()] == [True, False]
+    worker = make_worker()
+    client.force_login(worker.user)
+    assert client.get(api).status_code == 403
+    with pytest.raises(InvalidSubmission, match="unknown error category"):
+        set_gold_label(summary, 0, False, "Nope")
+
+
+def test_certain_crowd_labels_become_gold():
+    campaign = make_campaign(entity_check_enabled=False, control_min_per_class=1, crowd_gold_posterior=0.95, redundancy=3)
+    known = make_document(campaign, summaries=[["Greenvale approved a budget.", "The mayor resigned."]])
+    open_doc = make_document(campaign, summaries=[["The council met on Monday."]])
+    s_known, s_open = known.summaries.get(), open_doc.summaries.get()
+    set_gold_label(s_known, 0, True)
+    set_gold_label(s_known, 1, False)
+    workers = [make_worker() for _ in range(3)]
+    for worker in workers:
+        for _ in range(2):
+            assignment = request_assignment(worker, campaign)
+            rows = []
+            for spec in assignment.layout["summaries"]:
+                if spec["summary"] == s_known.pk:
+                    rows.append({"answers": [{"factual": True}, {"factual": False, "categories": ["EntE"]}]})
+                else:
+                    rows.append({"answers": [{"factual": False, "categories": ["CircE"]}]})
+            submit_assignment(assignment.pk, worker, {"summaries": rows})
+    assert gold_from_crowd(campaign) == 1
+    label = GoldLabel.objects.get(summary=s_open)
+    assert label.source == GoldSource.CROWD and label.factual is False and "3 trusted workers" in label.note
+
+
+# ---------------------------------------------------------------- spreading control items
+
+def test_control_items_come_at_random_positions_in_about_the_campaign_share():
+    campaign = make_campaign(control_share=0.2)
+    items = [Item(pk=i, is_control=i % 2 == 0) for i in range(10)]
+    rng = random.Random(7)
+    firsts = [arrange_candidates(campaign, items, rng)[0].is_control for _ in range(2000)]
+    assert 0.17 < sum(firsts) / len(firsts) < 0.23
+    positions = [i for i, control in enumerate(firsts) if control]
+    gaps = {b - a for a, b in itertools.pairwise(positions)}
+    assert len(gaps) > 5  # not every k-th
+    only_plain = [Item(pk=i, is_control=False) for i in range(3)]
+    assert arrange_candidates(campaign, only_plain, rng) == only_plain
+    campaign.control_share = 1.0
+    assert all(arrange_candidates(campaign, items, rng)[0].is_control for _ in range(20))
+    campaign.control_share = 0.0
+    assert not any(arrange_candidates(campaign, items, rng)[0].is_control for _ in range(20))
+
+
+# ---------------------------------------------------------------- pay rules
+
+def _gold_campaign(**settings):
+    campaign = make_campaign(entity_check_enabled=False, control_min_per_class=1, redundancy=1, **settings)
+    for _ in range(6):
+        document = make_document(campaign, summaries=[["Greenvale approved a budget.", "The mayor resigned."]])
+        summary = document.summaries.get()
+        set_gold_label(summary, 0, True)
+        set_gold_label(summary, 1, False)
+    return campaign
+
+
+def _right(assignment) -> dict:
+    return {"summaries": [{"answers": [{"factual": True}, {"factual": False, "categories": ["EntE"]}]}]}
+
+
+def test_no_bonus_for_an_item_flagged_too_fast_even_with_a_perfect_score():
+    campaign = _gold_campaign(min_seconds_per_sentence=2.0, bonus_confidence=0.0)
+    worker = make_worker()
+    slow = request_assignment(worker, campaign)
+    age(slow, minutes=1)
+    submit_assignment(slow.pk, worker, _right(slow))
+    fast = request_assignment(worker, campaign)
+    submit_assignment(fast.pk, worker, _right(fast))
+    assert BonusEntry.objects.filter(assignment=slow, key__startswith="item-bonus").exists()
+    assert not BonusEntry.objects.filter(assignment=fast, key__startswith="item-bonus").exists()
+    refusal = PayDecision.objects.get(assignment=fast)
+    assert refusal.kind == PayDecisionKind.REFUSED and "too fast on the server's clock" in refusal.reason
+
+
+def test_no_bonus_while_the_balanced_score_is_below_the_threshold():
+    campaign = _gold_campaign(control_block_threshold=0.0)
+    worker = make_worker()
+    for _ in range(3):
+        assignment = request_assignment(worker, campaign)
+        submit_assignment(assignment.pk, worker, answers_for(assignment))  # "Yes" everywhere: 0.5
+    assert not BonusEntry.objects.filter(worker=worker, key__startswith="item-bonus").exists()
+    reasons = list(PayDecision.objects.filter(worker=worker).values_list("reason", flat=True))
+    assert len(reasons) == 3 and all("balanced control score 0.50" in r and "with 95% confidence" in r for r in reasons)
+    assert worker_quality(Participation.objects.select_related("campaign").get(worker=worker)).score == pytest.approx(0.5)
+
+
+def test_a_consistently_fast_worker_is_held_then_released_by_an_admin(client):
+    campaign = _gold_campaign(min_seconds_per_sentence=2.0, pay_per_item=Decimal("0.50"))
+    worker = make_worker()
+    for _ in range(3):
+        assignment = request_assignment(worker, campaign)
+        submit_assignment(assignment.pk, worker, _right(assignment))
+    participation = Participation.objects.get(worker=worker)
+    assert participation.pay_held and "consistently fast: 3 of 3" in participation.pay_held_reason
+    assert worker_total(worker, campaign) == Decimal("1.00")  # the first two items' pay, before the hold
+    held = PayDecision.objects.filter(worker=worker, kind=PayDecisionKind.HELD)
+    assert [d.amount for d in held] == [Decimal("0.50")]  # its bonus was refused (too fast), its pay held
+    with pytest.raises(NotEligible, match="waiting for review"):
+        request_assignment(worker, campaign)
+    admin = make_worker(staff=True)
+    client.force_login(admin.user)
+    page = client.get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
+    assert "held: consistently fast: 3 of 3" in page and "Release pay" in page and "too fast on the server" in page
+    client.post(reverse("annotate:manage-release-pay", args=[campaign.slug, participation.pk]), {"note": "real reader"})
+    participation.refresh_from_db()
+    assert not participation.pay_held and worker_total(worker, campaign) == Decimal("1.50")
+    released = PayDecision.objects.get(worker=worker, kind=PayDecisionKind.RELEASED)
+    assert "real reader" in released.reason and released.decided_by_id == admin.user.pk
+    client.post(reverse("annotate:manage-release-pay", args=[campaign.slug, participation.pk]))  # twice: nothing more
+    api = client.post(reverse("api:campaign-release-pay", args=[campaign.slug, participation.pk]), {}, content_type="application/json")
+    assert api.status_code == 200 and api.json() == {"released": "0.00"}
+    assert worker_total(worker, campaign) == Decimal("1.50")
+    assert request_assignment(worker, campaign) is not None
+
+
+# ---------------------------------------------------------------- end to end on FRANK
+
+@pytest.mark.parametrize("seconds_per_sentence", [0.0, 6.0], ids=["full-speed", "slow"])
+def test_a_page_reading_bot_is_never_owed_a_bonus_and_stops_within_15_items(frank_dir, seconds_per_sentence):
+    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0)
+    bot = make_worker()
+    client = Client()
+    client.force_login(bot.user)
+    run = run_worker(client, campaign.slug, PageReadingBot(), items=15, seconds_per_sentence=seconds_per_sentence)
+    figures = worker_figures(bot, campaign)
+    assert figures["status"] in ("blocked", "held for review") and run.submitted <= 15
+    assert not BonusEntry.objects.filter(worker=bot).exclude(reason="pay per item").exists()
+    assert figures["owed"] == Decimal("0.00")
+    assert figures["balanced_score"] is not None and figures["balanced_score"] < campaign.control_block_threshold
+    assert "task-data" not in client.get(reverse("annotate:frank-task", args=[campaign.slug]), follow=True).content.decode()
+
+
+def test_a_worker_who_answers_as_the_gold_says_is_paid_and_never_blocked(frank_dir):
+    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0)
+    honest = make_worker()
+    client = Client()
+    client.force_login(honest.user)
+    run = run_worker(client, campaign.slug, GoldFollower(), items=15, seconds_per_sentence=6.0)
+    figures = worker_figures(honest, campaign)
+    assert run.submitted == 15 and run.stopped == ""
+    assert figures["status"] == "working" and figures["balanced_score"] == 1.0
+    bonuses = BonusEntry.objects.filter(worker=honest, key__startswith="item-bonus")
+    assert bonuses.count() >= 13 and figures["owed"] >= 13 * campaign.bonus_per_item
+    assert not Assignment.objects.filter(worker=honest, too_fast=True).exists()

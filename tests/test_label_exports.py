@@ -1,0 +1,74 @@
+"""Posteriors leave the platform: after a refit of the campaign's label model, every judgement row of the
+jsonl, csv and Parquet exports carries its sentence's label, posterior and interval, the dataset card says
+so, and the participations API shows each worker's ability."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import zipfile
+
+import pytest
+
+from annotate.models import Participation, SentenceJudgement, SentenceLabel
+from metrics_service.label_reliability import refit_campaign_labels
+from tests.test_api_fixtures import *
+
+pytestmark = pytest.mark.django_db
+C = "/api/campaigns/frank-api"
+
+
+def _body(response) -> bytes:
+    assert response.status_code == 200
+    return b"".join(response.streaming_content) if response.streaming else response.content
+
+
+def test_exports_and_participations_carry_posteriors_after_a_refit(campaign, researcher_client, admin_client, tmp_path):
+    before = [json.loads(x) for x in _body(researcher_client.get(f"{C}/export/?format=jsonl&rows=judgements")).decode().splitlines()]
+    assert before and all(r["label_posterior"] is None for r in before)  # nothing fitted yet: empty, not invented
+
+    state = refit_campaign_labels(campaign)
+    labels = {(l.summary_id, l.sentence_index): l for l in SentenceLabel.objects.filter(summary__document__campaign=campaign)}
+    assert state["sentences"] == len(labels) > 0
+    assert all(0.0 <= l.posterior_low <= l.posterior <= l.posterior_high <= 1.0 and l.method == campaign.label_model for l in labels.values())
+
+    rows = [json.loads(x) for x in _body(researcher_client.get(f"{C}/export/?format=jsonl&rows=judgements")).decode().splitlines()]
+    assert len(rows) == SentenceJudgement.objects.filter(summary__document__campaign=campaign).count()
+    for r in rows:
+        label = labels[(r["summary_id"], r["sentence_index"])]
+        assert r["label_posterior"] == pytest.approx(label.posterior) and r["label_factual"] == label.factual
+        assert r["label_low"] <= r["label_posterior"] <= r["label_high"] and r["label_method"] == campaign.label_model
+    text = _body(researcher_client.get(f"{C}/export/?format=csv&rows=judgements")).decode()
+    cells = list(csv.DictReader(io.StringIO(text)))
+    assert all(float(c["label_low"]) <= float(c["label_posterior"]) <= float(c["label_high"]) for c in cells)
+
+    with zipfile.ZipFile(io.BytesIO(_body(researcher_client.get(f"{C}/export/?format=parquet&rows=judgements")))) as archive:
+        archive.extractall(tmp_path)
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(tmp_path / "data" / "judgements.parquet")
+    assert str(table.schema.field("label_posterior").type) == "double"
+    assert sorted(table.column("label_posterior").to_pylist()) == pytest.approx(sorted(r["label_posterior"] for r in rows))
+    assert "## Label uncertainty" in (tmp_path / "README.md").read_text()
+
+    frank = json.loads(_body(researcher_client.get(f"{C}/export/?format=frank&file=summaries")))
+    judged = [r for r in frank if "Factuality_posterior" in r]
+    assert judged and all(r["Factuality_low"] <= r["Factuality_posterior"] <= r["Factuality_high"] for r in judged)
+    assert all(abs(r["Factuality_posterior"] - r["Factuality"]) <= 0.5 for r in judged)
+
+    results = admin_client.get(f"{C}/participations/").json()["results"]
+    stored = dict(Participation.objects.filter(campaign=campaign).values_list("worker_id", "label_ability"))
+    with_judgements = [r for r in results if r["items_submitted"] or r["label_ability"] is not None]
+    assert with_judgements and all(r["label_ability"] == pytest.approx(stored[r["worker"]]) for r in with_judgements)
+    assert any(r["reliability"] and "glad_ability" in r["reliability"] for r in results)
+
+
+def test_campaign_api_sets_adaptive_redundancy_and_refuses_min_above_max(campaign, admin_client):
+    bad = admin_client.patch(f"{C}/", {"adaptive_redundancy": True, "min_workers": 4, "max_workers": 3}, content_type="application/json")
+    assert bad.status_code == 400 and "min_workers" in bad.json() and "must not exceed the maximum" in str(bad.json())
+    campaign.refresh_from_db()
+    assert not campaign.adaptive_redundancy  # nothing stored half-way
+    good = admin_client.patch(f"{C}/", {"adaptive_redundancy": True, "min_workers": 2, "max_workers": 4, "stop_posterior": 0.9}, content_type="application/json")
+    assert good.status_code == 200 and good.json()["max_workers"] == 4 and good.json()["label_model"] == "glad"
+    wrong = admin_client.patch(f"{C}/", {"stop_posterior": 0.3}, content_type="application/json")
+    assert wrong.status_code == 400 and "stop_posterior" in wrong.json()

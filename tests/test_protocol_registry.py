@@ -1,0 +1,139 @@
+"""A campaign kind is one Protocol: its defaults reach every creation path, and a new protocol needs one
+registry line (a toy protocol registered here runs a claim, a submit and an export through the shared code)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, transaction
+from rest_framework.test import APIClient
+
+from annotate import kinds
+from annotate.models import Assignment, AssignmentStatus, Campaign, SentenceJudgement
+from annotate.protocols import _load, protocol_for
+from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.campaigns import CampaignStateError, apply_campaign_action, create_campaign
+from annotate.services.imports import import_dataset
+from tests.factories import make_worker
+
+pytestmark = pytest.mark.django_db
+
+BUMP_DEFAULTS = {"redundancy": 1, "qualification_pass_score": 1.0, "tutorial_required": False, "trap_rate": 0.0, "entity_check_enabled": False}
+
+
+def _bump_rules(campaign: Campaign) -> dict:
+    return {name: getattr(campaign, name) for name in BUMP_DEFAULTS}
+
+
+@pytest.fixture
+def superuser(django_user_model):
+    return django_user_model.objects.create_superuser("proto-admin", "a@example.org", "pw-factlab-1")
+
+
+def test_a_bump_campaign_gets_bump_defaults_by_every_creation_path(superuser, samples_dir, client):
+    # The API.
+    api = APIClient()
+    api.force_authenticate(superuser)
+    created = api.post("/api/campaigns/", {"slug": "by-api", "name": "By API", "kind": "bump_taxonomy"}, format="json")
+    assert created.status_code == 201, created.content
+    # The dataset import service (also what an uploaded import job runs), with and without a named kind.
+    import_dataset("bump", [samples_dir / "bump_task1_sample.json"], campaign_slug="by-import")
+    import_dataset("bump", [samples_dir / "bump_task2_sample.json"], campaign_slug="by-import-kind", campaign_kind="bump_free")
+    # The management command.
+    call_command("import_dataset", "bump", str(samples_dir / "bump_task1_sample.json"), "--campaign", "by-command", "--no-progress")
+    # The admin's add page: fields left as the form offers them take the kind's defaults.
+    client.force_login(superuser)
+    page = client.get("/admin/annotate/campaign/add/")
+    form = page.context["adminform"].form
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif value not in (None, ""):
+            data[name] = value
+    data.update(slug="by-page", name="By page", kind="bump_taxonomy", pay_per_item="0.40")
+    saved = client.post("/admin/annotate/campaign/add/", data)
+    assert saved.status_code == 302, saved.content.decode()[:3000]
+
+    for slug in ("by-api", "by-import", "by-import-kind", "by-command", "by-page"):
+        campaign = Campaign.objects.get(slug=slug)
+        assert campaign.kind in ("bump_taxonomy", "bump_free"), slug
+        assert _bump_rules(campaign) == BUMP_DEFAULTS, slug
+    assert str(Campaign.objects.get(slug="by-page").pay_per_item) == "0.40"  # a value the admin gave wins
+    # A FRANK campaign by the same paths keeps FRANK's rules.
+    frank = api.post("/api/campaigns/", {"slug": "frank-api", "name": "F", "kind": "frank"}, format="json").json()
+    assert (frank["redundancy"], frank["qualification_pass_score"]) == (3, 0.85)
+
+
+def test_explicit_values_win_over_the_defaults_and_the_codes_must_differ():
+    campaign = create_campaign(slug="explicit", name="Explicit", kind="bump_free", fields={"redundancy": 4})
+    assert campaign.redundancy == 4 and campaign.qualification_pass_score == 1.0
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Campaign.objects.filter(pk=campaign.pk).update(prolific_completion_code="SAME", prolific_screenout_code="SAME")
+
+
+def test_state_actions_follow_one_rule():
+    campaign = create_campaign(slug="states", name="States", kind="frank")
+    with pytest.raises(CampaignStateError, match="cannot resume the campaign: it is draft"):
+        apply_campaign_action(campaign, "resume")
+    apply_campaign_action(campaign, "start")
+    apply_campaign_action(campaign, "pause")
+    with pytest.raises(CampaignStateError, match="cannot start the campaign: it is paused"):
+        apply_campaign_action(campaign, "start")
+    assert apply_campaign_action(campaign, "resume").status == "running"
+
+
+@pytest.fixture
+def toy_registered(monkeypatch):
+    monkeypatch.setitem(kinds.PROTOCOLS, "toy", ("tests.toy_protocol:ToyProtocol", "Toy yes/no question"))
+    yield
+    _load.cache_clear()
+
+
+def test_a_toy_protocol_runs_claim_submit_and_export_through_the_shared_code(toy_registered, tmp_path, superuser):
+    records = [
+        {"id": f"doc-{n}", "text": f"Article {n} says the sky is blue.", "sentences": [f"Article {n} says the sky is blue."],
+         "summaries": [{"system": "toy", "text": f"Summary {n}.", "sentences": [f"Summary {n}."]}]}
+        for n in range(2)
+    ]
+    path = tmp_path / "toy.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    import_dataset("jsonl", [path], campaign_slug="toy-campaign", campaign_kind="toy")
+    campaign = Campaign.objects.get(slug="toy-campaign")
+    assert campaign.kind == "toy" and campaign.redundancy == 2 and campaign.get_kind_display() == "Toy yes/no question"
+    assert campaign.items.count() == 2  # the toy's items: one per document
+    apply_campaign_action(campaign, "start")
+
+    worker = make_worker("toy-worker")
+    assignment = request_assignment(worker, campaign)  # no tutorial, no qualification: straight to work
+    assert assignment is not None and assignment.status == AssignmentStatus.ACTIVE
+    with pytest.raises(Exception, match="factual must be true or false"):
+        submit_assignment(assignment.pk, worker, {"factual": "yes"}, submission_key="k0", campaign=campaign)
+    outcome = submit_assignment(assignment.pk, worker, {"factual": False}, submission_key="k1", campaign=campaign)
+    assert not outcome.duplicate
+    assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.SUBMITTED
+    assert SentenceJudgement.objects.filter(worker=worker, factual=False).count() == 1
+
+    api = APIClient()
+    api.force_authenticate(superuser)
+    own = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "toy"})
+    assert own.status_code == 200 and own["Content-Disposition"].endswith('toy-campaign-toy.jsonl"')
+    lines = [json.loads(line) for line in b"".join(own.streaming_content).decode().splitlines()]
+    assert lines == [{"document": assignment.item.document.external_id, "factual": False}]
+    rows = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "jsonl", "rows": "judgements"})
+    assert rows.status_code == 200 and b'"factual":false' in b"".join(rows.streaming_content)
+    # Another protocol's format is refused with the toy's own formats named.
+    refused = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "frank"})
+    assert refused.status_code == 400 and "toy, jsonl, csv, parquet" in refused.json()["format"][0]
+    assert protocol_for("toy").qualification_passed(campaign, 1.0)
+
+
+def test_an_unregistered_kind_is_refused_by_name(samples_dir):
+    from annotate.importers.base import ImportFailed
+
+    with pytest.raises(ImportFailed, match="unknown campaign kind 'toy'"):
+        import_dataset("bump", [samples_dir / "bump_task1_sample.json"], campaign_slug="nope", campaign_kind="toy")
+    assert not Campaign.objects.filter(slug="nope").exists()
