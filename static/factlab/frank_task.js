@@ -114,6 +114,7 @@
     // On a phone the sentence under judgement and its evidence start below the page head: show them.
     if (step === "annotate" && window.matchMedia("(max-width: 900px)").matches) $("summary-title").scrollIntoView({block: "start"});
     else window.scrollTo(0, 0);
+    if (step === "annotate") showEvidence();  // again, now that the window has scrolled
   }
 
   // ---- step 2: the reading check (the article is not on screen)
@@ -192,14 +193,20 @@
     $("answer-hint").textContent = "";
     $("prev-sentence").disabled = state.cursor === 0;
     $("next-sentence").textContent = state.cursor === flat.length - 1 ? "Finish" : "Next sentence";
-    // Bring the first related article sentence into view inside the article box only (scrollIntoView
-    // would also scroll the window and hide the progress bar on every "Next sentence").
+    showEvidence();
+  }
+
+  // Bring the first related article sentence into view inside the article box only (scrollIntoView would
+  // also scroll the window and hide the progress bar on every "Next sentence"). The box can reach below the
+  // window, so only the part of it on screen counts as visible.
+  function showEvidence() {
     const box = $("annotate-article");
     const first = box.querySelector(".relevant");
-    if (first) {
-      const top = first.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
-      if (top < box.scrollTop || top > box.scrollTop + box.clientHeight - 40) box.scrollTop = Math.max(0, top - 20);
-    }
+    if (!first) return;
+    const boxTop = box.getBoundingClientRect().top;
+    const onScreen = Math.min(box.clientHeight, Math.max(80, window.innerHeight - Math.max(boxTop, 0)));
+    const top = first.getBoundingClientRect().top - boxTop + box.scrollTop;
+    if (top < box.scrollTop || top > box.scrollTop + onScreen - 40) box.scrollTop = Math.max(0, top - 20);
   }
 
   $("question").addEventListener("change", function () {
