@@ -124,6 +124,8 @@ def test_submission_stores_judgements_and_trap_answers_apart():
         (lambda p: p["summaries"][0]["answers"].pop(), "answer all"),
         (lambda p: p["summaries"][0]["answers"][0].update(factual=False, categories=[]), "select at least one error category"),
         (lambda p: p["summaries"][0]["answers"][0].update(factual=False, categories=["Nope"]), "unknown error category 'Nope'"),
+        (lambda p: p["summaries"][0]["answers"][0].update(factual=False, categories=["RelE", "EntE", "CircE"]),
+         "select at most 2 error categories"),
         (lambda p: p["summaries"][0]["answers"][0].update(factual=True, categories=["EntE"]), "takes no error category"),
         (lambda p: p["summaries"][0]["answers"][0].update(seconds=-1), "seconds must be a non-negative number"),
         (lambda p: p["summaries"][0]["answers"][0].update(factual="yes"), "factual must be true or false"),

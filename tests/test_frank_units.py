@@ -67,13 +67,14 @@ def test_qualification_score_is_share_of_correct_sentences():
     score, marks = score_qualification(key_answers(frank_content.QUALIFICATION, flip=2))
     assert score == pytest.approx((size - 2) / size) and marks[:2] == [False, False]
     # One rule with the tutorial: "every kind of error that applies" -- the right category among at most two
-    # selected is right (RelE+EntE where EntE is right); ticking three or more is not.
+    # selected is right (RelE+EntE where EntE is right); ticking three or more is refused.
     answers = key_answers(frank_content.QUALIFICATION)
     second = "RelE" if answers["summaries"][0][1]["categories"] != ["RelE"] else "EntE"
     answers["summaries"][0][1]["categories"].append(second)
     assert score_qualification(answers)[0] == 1.0
-    answers["summaries"][0][1]["categories"].append("OtherE")
-    assert score_qualification(answers)[0] == pytest.approx((size - 1) / size)
+    answers["summaries"][0][1]["categories"].append("OtherE")  # a third: refused, as a task answer is
+    with pytest.raises(InvalidSubmission, match="summary 1, sentence 2: select at most 2 error categories"):
+        score_qualification(answers)
     with pytest.raises(InvalidSubmission, match="summary 1: answer all 4 sentences"):
         score_qualification({"summaries": [[], [], []]})
 

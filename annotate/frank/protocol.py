@@ -59,11 +59,18 @@ MAX_SECONDS_PER_SENTENCE = 30 * 60  # a client-reported lead time above this is 
 
 # ---------------------------------------------------------------- answers and their scoring
 
-def parse_answer(raw: Any, where: str) -> tuple[bool, list[str], float | None]:
+MAX_CATEGORIES_PER_ANSWER = 2
+
+
+def parse_answer(
+    raw: Any, where: str, *, max_categories: int | None = MAX_CATEGORIES_PER_ANSWER,
+) -> tuple[bool, list[str], float | None]:
     """Validate one sentence answer ``{"factual": bool, "categories": [...], "seconds": number}``.
 
     Returns ``(factual, categories, seconds)``; raises ``InvalidSubmission`` naming ``where`` and the field.
-    A "No" needs at least one FRANK category; a "Yes" takes none.
+    A "No" needs at least one FRANK category and at most ``max_categories`` (the instructions' rule, which
+    the page enforces too); a "Yes" takes none. The tutorial passes ``max_categories=None`` so that a third
+    category gets its teaching feedback rather than a refusal.
     """
     if not isinstance(raw, dict):
         raise InvalidSubmission(f"{where}: expected an answer object")
@@ -81,15 +88,15 @@ def parse_answer(raw: Any, where: str) -> tuple[bool, list[str], float | None]:
         raise InvalidSubmission(f"{where}: a correct sentence takes no error category")
     if not factual and not categories:
         raise InvalidSubmission(f"{where}: select at least one error category", field_errors={where: "categories"})
+    if max_categories is not None and len(categories) > max_categories:
+        raise InvalidSubmission(f"{where}: select at most {max_categories} error categories (the one or two that apply)",
+                                field_errors={where: "categories"})
     seconds = raw.get("seconds")
     if seconds is not None:
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) or seconds < 0:
             raise InvalidSubmission(f"{where}: seconds must be a non-negative number")
         seconds = float(min(seconds, MAX_SECONDS_PER_SENTENCE))
     return factual, categories, seconds
-
-
-MAX_CATEGORIES_PER_ANSWER = 2
 
 
 def answer_correct(expected_factual: bool, expected_category: str, factual: bool, categories: Sequence[str]) -> bool:

@@ -69,7 +69,7 @@ def tutorial_check(request: HttpRequest, slug: str) -> JsonResponse:
             raise InvalidSubmission("summary and index must be integers")
         from annotate.frank.protocol import parse_answer
 
-        factual, categories, _ = parse_answer(body, "answer")
+        factual, categories, _ = parse_answer(body, "answer", max_categories=None)
         try:
             feedback = tutorial_feedback(summary, index, factual, categories, exercise)
         except IndexError as exc:
