@@ -17,11 +17,12 @@ from annotate.bump.edits import (
 from annotate.bump.protocol import count_sentences
 from annotate.bump.review import make_reviewer, review_edit, undo_review
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import BonusEntry, CampaignKind, Edit, ReviewStatus
+from annotate.models import BonusEntry, CampaignKind, Edit, Participation, PayDecision, PayDecisionKind, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv, worker_total
 from annotate.bump.services import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
+from annotate.services.pay_rules import release_held_pay
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 
@@ -104,6 +105,31 @@ def test_a_bump_bonus_is_owed_only_for_accepted_or_corrected_edits_and_follows_u
     assert worker_total(worker, task1) == Decimal("2.50")
     assert f",{worker.user.username},,,2.50" in ledger_csv(task1)
     assert ledger_csv(task1, only_bonuses=True).strip().endswith("1.00")
+
+
+def test_an_edit_bonus_is_held_while_the_workers_pay_is_held_and_settled_from_the_review_on_release(task1, django_user_model):
+    make_bump_document(task1, types=["extrinsic_entity", "intrinsic_entity", "extrinsic_predicate"])
+    worker = make_worker()
+    kept, undone = _edits(task1, worker, ["Pfizer", "Novartis"])
+    assert worker_total(worker, task1) == Decimal("1.00")  # pay for two edits
+    participation = Participation.objects.get(worker=worker, campaign=task1)
+    Participation.objects.filter(pk=participation.pk).update(pay_held=True, pay_held_reason="consistently fast: test")
+    reviewer = django_user_model.objects.create_user("rev-held")
+    make_reviewer(reviewer)
+    for edit in (kept, undone):
+        review_edit(edit.pk, reviewer, "correct", campaign_id=task1.pk, corrected_type="other")
+    # Accepted while held: nothing owed yet, each bonus recorded as held with the reason.
+    assert worker_total(worker, task1) == Decimal("1.00")
+    held = PayDecision.objects.filter(worker=worker, kind=PayDecisionKind.HELD)
+    assert held.count() == 2 and all("edit bonus held for review: consistently fast" in d.reason for d in held)
+    # One decision is undone while the pay is held: the release pays only what the review owes now, once.
+    undo_review(undone.pk, reviewer, campaign_id=task1.pk)
+    released = release_held_pay(Participation.objects.get(pk=participation.pk), user=reviewer)
+    assert released == Decimal("1.00") and worker_total(worker, task1) == Decimal("2.00")
+    assert release_held_pay(Participation.objects.get(pk=participation.pk), user=reviewer) == Decimal("0.00")
+    # With the hold lifted, review pays as before.
+    review_edit(undone.pk, reviewer, "correct", campaign_id=task1.pk, corrected_type="other")
+    assert worker_total(worker, task1) == Decimal("3.00")
 
 
 def test_review_is_scoped_to_its_campaign_and_never_of_ones_own_edits(task1, client):

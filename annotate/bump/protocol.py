@@ -162,7 +162,7 @@ class _BumpProtocol(Protocol):
         "max_edit_distance": 6,
     }
     export_formats: ClassVar[Mapping[str, str]] = {"bump": "BUMP's minimal pairs"}
-    # An edit's bonus waits for its expert review (``annotate.services.bonuses.settle_edit_bonus``).
+    # An edit's bonus waits for its expert review (``annotate.services.pay_rules.settle_edit_bonus``).
     bonus_at_submission = False
 
     def bonus_without_score(self, campaign: Campaign) -> bool:

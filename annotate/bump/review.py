@@ -27,7 +27,7 @@ from annotate.bump.protocol import (
     shown_reference,
 )
 
-from annotate.services.bonuses import settle_edit_bonus
+from annotate.services.pay_rules import settle_edit_bonus
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 
 REVIEWER_GROUP = "reviewers"
@@ -93,7 +93,7 @@ def review_edit(edit_id: int, reviewer, action: str, *, campaign_id: int, correc
 
     The edited summary's ``corrected_error_type`` follows, so exports and statistics see the reviewed type.
     A decision may be changed or undone later (the last one counts); the edit's bonus follows it
-    (:func:`annotate.services.bonuses.settle_edit_bonus`). Only an edit of ``campaign_id`` is decided, and
+    (:func:`annotate.services.pay_rules.settle_edit_bonus`). Only an edit of ``campaign_id`` is decided, and
     never by the worker who made it. N/A records cannot be reviewed this way: their expert item is
     completed with :func:`complete_expert_item`.
     """

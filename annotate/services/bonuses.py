@@ -6,7 +6,8 @@ conditions and the hold of a consistently fast worker's pay: ``services/pay_rule
 more for every ``bonus_streak_size`` such items, decided with the score at the time of submission (the
 ledger entry is written then and never revisited, so a later change of the score changes nothing).
 BUMP edits earn ``bonus_per_item`` only once expert review accepts or corrects them
-(:func:`settle_edit_bonus`); a changed or undone decision appends a reversing entry. The base pay per item
+(:func:`~annotate.services.pay_rules.settle_edit_bonus`, held like any pay while the worker's pay is held);
+a changed or undone decision appends a reversing entry. The base pay per item
 is recorded in the same ledger at submission (reason "pay per item").
 """
 from __future__ import annotations
@@ -21,18 +22,13 @@ from annotate.models import (
     Assignment,
     BonusEntry,
     Campaign,
-    Edit,
     Participation,
-    ReviewStatus,
     Worker,
 )
 from annotate.protocols import protocol_for
 
 from .ledger import add_ledger_entry
 from .pay_rules import judge_submission
-
-EDIT_BONUS_PREFIX = "edit-bonus"
-
 
 def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
     """Record pay and bonuses earned by one submitted assignment. Returns the keys written now."""
@@ -66,33 +62,6 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
             ):
                 written.append(streak_key)
     return written
-
-
-def settle_edit_bonus(edit: Edit) -> Decimal:
-    """Bring the ledger in line with an edit's review: ``bonus_per_item`` owed while the edit is accepted or
-    corrected, nothing otherwise (pending, rejected, N/A). Returns the amount appended (0 when in line).
-
-    Called with the edit locked by the review; entries are only appended (a reversal cancels an earlier bonus).
-    """
-    assignment = edit.assignment
-    if assignment is None or edit.worker_id is None:
-        return Decimal(0)
-    campaign = assignment.item.campaign
-    participation = Participation.objects.filter(worker_id=edit.worker_id, campaign=campaign).first()
-    if participation is None:
-        return Decimal(0)
-    owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
-    entries = BonusEntry.objects.filter(key__startswith=f"{EDIT_BONUS_PREFIX}:{edit.pk}:")
-    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal(0)
-    delta = (campaign.bonus_per_item if owed else Decimal(0)) - current
-    if delta == 0:
-        return delta
-    reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
-    add_ledger_entry(
-        key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=assignment,
-        amount=delta, reason=reason, reversal=delta < 0,
-    )
-    return delta
 
 
 def ledger_totals(campaign: Campaign | None = None) -> QuerySet:

@@ -9,7 +9,10 @@ Decided once, at submission, from facts the worker cannot forge:
 * **no bonus while the balanced control score is unknown or below** ``bonus_min_score``
   (:mod:`annotate.services.control_items`), in every campaign that has gold labels or shows traps; with
   ``bonus_confidence`` > 0 the score must be above it with that confidence (per-class Wilson lower bounds),
-  so that a few lucky answers early on never earn a bonus.
+  so that a few lucky answers early on never earn a bonus;
+* **an edit's bonus** (BUMP) is owed while expert review accepts or corrects the edit
+  (:func:`settle_edit_bonus`); while the worker's pay is held it is recorded as held, and a release settles
+  it from the review as it stands then.
 
 Money owed is only in the append-only :class:`~annotate.models.BonusEntry` ledger; every amount not paid,
 and every release, is an append-only :class:`~annotate.models.PayDecision` with its reason.
@@ -20,19 +23,26 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from annotate.models import (
     Assignment,
     BonusEntry,
+    Edit,
     Participation,
     PayDecision,
     PayDecisionKind,
+    ReviewStatus,
 )
 from annotate.protocols import protocol_for
 
 from .control_items import campaign_has_checks, worker_quality
 from .ledger import add_ledger_entry
+
+
+EDIT_BONUS_PREFIX = "edit-bonus"
+HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
 
 
 @dataclass(frozen=True)
@@ -122,25 +132,77 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
 
 def release_held_pay(participation: Participation, *, user=None, note: str = "") -> Decimal:
     """An admin's release after review: every held amount goes into the ledger (once), the hold is lifted and
-    only items submitted from now on can hold the pay again. Returns the amount released now."""
+    only items submitted from now on can hold the pay again. Returns the amount released now.
+
+    A held edit bonus is not paid as it was held: its edit is settled again from the review as it stands now
+    (a review may have been changed or undone while the pay was held)."""
     released = Decimal("0.00")
     with transaction.atomic():
         locked = Participation.objects.select_for_update().select_related("campaign").get(pk=participation.pk)
         held = PayDecision.objects.filter(worker_id=locked.worker_id, campaign_id=locked.campaign_id, kind=PayDecisionKind.HELD)
         who = getattr(user, "username", "") or "an admin"
+        held_edits: set[int] = set()
         for decision in held.select_related("assignment"):
             reason = f"released by {who} after review" + (f": {note}" if note else "")
             if not _record(locked, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
                            amount=decision.amount, reason=reason, user=user):
                 continue  # released before
+            if decision.key.startswith(f"{HELD_EDIT_BONUS_PREFIX}:"):
+                held_edits.add(int(decision.key.split(":")[1]))
+                continue
             if add_ledger_entry(key=f"released:{decision.key}", participation=locked, assignment=decision.assignment,
                                 amount=decision.amount, reason=f"released after review ({decision.key.split(':')[0]})"):
                 released += decision.amount
         locked.pay_held, locked.pay_held_reason, locked.pay_held_at = False, "", None
         locked.released_items, locked.released_too_fast_items = locked.items_submitted, locked.too_fast_items
         locked.save(update_fields=["pay_held", "pay_held_reason", "pay_held_at", "released_items", "released_too_fast_items"])
+        for edit in Edit.objects.filter(pk__in=held_edits).select_related("assignment__item__campaign").order_by("pk"):
+            released += _settle_edit_bonus(edit, locked)
     participation.refresh_from_db()
     return released
+
+
+def settle_edit_bonus(edit: Edit) -> Decimal:
+    """Bring the ledger in line with an edit's review: ``bonus_per_item`` owed while the edit is accepted or
+    corrected, nothing otherwise (pending, rejected, N/A). Returns the amount appended (0 when in line).
+
+    Called with the edit locked by the review; the worker's participation is locked here, so a release
+    (:func:`release_held_pay`) and a review never settle the same edit at once. Entries are only appended
+    (a reversal cancels an earlier bonus). While the worker's pay is held, an amount owed is recorded as
+    held instead (:class:`~annotate.models.PayDecision`), and settled again on release.
+    """
+    assignment = edit.assignment
+    if assignment is None or edit.worker_id is None:
+        return Decimal(0)
+    participation = (
+        Participation.objects.select_for_update().select_related("campaign")
+        .filter(worker_id=edit.worker_id, campaign_id=assignment.item.campaign_id).first()
+    )
+    if participation is None:
+        return Decimal(0)
+    return _settle_edit_bonus(edit, participation)
+
+
+def _settle_edit_bonus(edit: Edit, participation: Participation) -> Decimal:
+    """:func:`settle_edit_bonus` with the participation locked by the caller."""
+    campaign = participation.campaign
+    owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
+    entries = BonusEntry.objects.filter(key__startswith=f"{EDIT_BONUS_PREFIX}:{edit.pk}:")
+    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    delta = (campaign.bonus_per_item if owed else Decimal(0)) - current
+    if delta == 0:
+        return delta
+    if delta > 0 and participation.pay_held:
+        holds = PayDecision.objects.filter(key__startswith=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:").count()
+        _record(participation, edit.assignment, key=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:{holds}", kind=PayDecisionKind.HELD,
+                amount=delta, reason=f"edit bonus held for review: {participation.pay_held_reason or 'pay held for review'}")
+        return Decimal(0)
+    reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
+    add_ledger_entry(
+        key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=edit.assignment,
+        amount=delta, reason=reason, reversal=delta < 0,
+    )
+    return delta
 
 
 def pay_decisions(participation: Participation):
