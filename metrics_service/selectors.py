@@ -54,7 +54,8 @@ class Filters:
 
 def campaign_counts(campaign: Campaign, filters: Filters | None = None) -> dict[str, int]:
     """Counts of the campaign's rows the ``filters`` cover (default: all); ``summaries`` excludes references,
-    ``edits`` counts edited summaries; ``documents`` with a ``system`` filter: those with a summary by it."""
+    ``edits`` counts edited summaries; ``documents`` with a ``system`` filter: those with a summary by it.
+    ``workers`` and ``judgements`` count people; model annotators' judgements are ``model_judgements``."""
     filters = filters or Filters()
     summaries = Summary.objects.filter(filters.summary_q(), document__campaign=campaign)
     documents = Document.objects.filter(campaign=campaign)
@@ -64,13 +65,15 @@ def campaign_counts(campaign: Campaign, filters: Filters | None = None) -> dict[
         documents = documents.filter(dataset=filters.dataset)
     if filters.system:
         documents = documents.filter(summaries__system=filters.system).distinct()
-    judgements = SentenceJudgement.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign)
+    all_judgements = SentenceJudgement.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign)
+    judgements = all_judgements.exclude(source=JudgementSource.MODEL)  # people's, as every human aggregate
     return {
         "documents": documents.count(),
         "summaries": summaries.filter(is_reference=False).count(),
         "systems": summaries.filter(is_reference=False, edited_from__isnull=True).values("system").distinct().count(),
         "workers": judgements.values("worker_id").distinct().count(),
         "judgements": judgements.count(),
+        "model_judgements": all_judgements.filter(source=JudgementSource.MODEL).count(),
         "edits": summaries.filter(edited_from__isnull=False).count(),
         "edit_records": Edit.objects.filter(filters.summary_q("source_summary__"), source_summary__document__campaign=campaign).count(),
         "expert_labels": ExpertLabel.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count(),

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
 from annotate.frank.typology import CODES
 from annotate.models import JudgementSource, SentenceJudgement, Summary
@@ -98,6 +101,25 @@ def test_llm_annotator_stores_marked_judgements_and_the_report_compares_them(llm
     data = load_analysis_data(campaign)
     assert set(data.judgements["worker_id"]) == {h.pk for h in humans}
     assert len(selectors.judgements_frame(campaign, selectors.Filters(), include_models=True)) == len(units) * 4
+    counts = selectors.campaign_counts(campaign)
+    assert (counts["workers"], counts["judgements"], counts["model_judgements"]) == (3, len(units) * 3, len(units))
+    # exports and the API hold people's judgements unless the model's are asked for
+    from annotate.exporters.tabular import ExportFilters, campaign_judgements
+
+    assert set(campaign_judgements(campaign).values_list("worker_id", flat=True)) == {h.pk for h in humans}
+    assert set(campaign_judgements(campaign, ExportFilters(annotators="model")).values_list("worker_id", flat=True)) == {worker.pk}
+    assert campaign_judgements(campaign, ExportFilters(annotators="all")).count() == len(units) * 4
+    api = Client()
+    api.force_login(get_user_model().objects.create_superuser("llm-admin", password="pw-llm-admin-1"))
+    url = f"/api/campaigns/{campaign.slug}/judgements/?page_size=200"
+    assert len(api.get(url).json()["results"]) == len(units) * 3
+    assert len(api.get(url + "&annotators=model").json()["results"]) == len(units)
+    assert len(api.get(url + "&annotators=all").json()["results"]) == len(units) * 4
+    assert api.get(url + "&annotators=robots").status_code == 400
+    frank_export = api.get(f"/api/campaigns/{campaign.slug}/export/?format=jsonl&rows=judgements")
+    exported = [json.loads(line) for line in b"".join(frank_export.streaming_content).decode().splitlines() if line]
+    judgement_rows = [row for row in exported if row["record_type"] == "judgement"]
+    assert len(judgement_rows) == len(units) * 3 and {row["source"] for row in judgement_rows} == {"imported"}
 
     # the report section, against a hand computation
     section = llm_annotator_section(campaign, data)

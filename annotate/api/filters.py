@@ -17,6 +17,7 @@ from django.db.models import (
 )
 
 from annotate.kinds import kind_choices
+from annotate.exporters.tabular import ANNOTATORS, filter_by_annotators
 from annotate.api.query_options import DatasetFilter
 from annotate.models import (
     Assignment,
@@ -125,10 +126,21 @@ class JudgementFilter(_WorkDoneFilter):
     split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
     summary = df.NumberFilter(field_name="summary_id")
     factual = df.BooleanFilter()
+    annotators = df.ChoiceFilter(
+        choices=[(a, a) for a in ANNOTATORS], method="_annotators",
+        help_text="Whose judgements: human (the default when absent), model (LLM annotators) or all.",
+    )
 
     class Meta:
         model = SentenceJudgement
-        fields = ["system", "dataset", "split", "summary", "factual"]
+        fields = ["system", "dataset", "split", "summary", "factual", "annotators"]
+
+    def _annotators(self, queryset: QuerySet, name: str, value: str) -> QuerySet:
+        return queryset  # applied in filter_queryset, so that an absent value means "human"
+
+    def filter_queryset(self, queryset: QuerySet) -> QuerySet:
+        queryset = super().filter_queryset(queryset)
+        return filter_by_annotators(queryset, self.form.cleaned_data.get("annotators") or "human")
 
 
 class EditFilter(_WorkDoneFilter):

@@ -19,6 +19,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from annotate.models import (
     Campaign,
     Edit,
+    JudgementSource,
     MetricScore,
     Participation,
     SentenceJudgement,
@@ -31,6 +32,8 @@ from .pseudonyms import WorkerNamer
 CHUNK_SIZE = 2000
 ROW_KINDS = ("judgements", "edits", "scores")
 WORKER_STATUSES = ("any", "active", "blocked")
+#: Whose sentence judgements an export holds: people's (default), model annotators' (LLMs doing the task), or both.
+ANNOTATORS = ("human", "model", "all")
 COLUMNS: tuple[str, ...] = (
     "record_type", "campaign", "document_id", "dataset", "split", "summary_id", "system", "sentence_index",
     "worker", "factual", "categories", "lead_time_seconds", "source", "requested_error_type",
@@ -56,7 +59,9 @@ class ExportFilters:
     """Which part of a campaign an export holds. ``None`` means "no restriction".
 
     ``worker_status``: ``any``; ``active`` drops the work of workers blocked globally or in this campaign;
-    ``blocked`` keeps only theirs. ``since``/``until`` bound ``created_at`` (inclusive).
+    ``blocked`` keeps only theirs. ``since``/``until`` bound ``created_at`` (inclusive). ``annotators``
+    (one of :data:`ANNOTATORS`): whose sentence judgements; people's by default, so that a model annotator's
+    answers never enter a human dataset unasked.
     """
 
     split: str | None = None
@@ -65,6 +70,7 @@ class ExportFilters:
     worker_status: str = "any"
     since: datetime | None = None
     until: datetime | None = None
+    annotators: str = "human"
 
 
 def filter_by_document(queryset: QuerySet, filters: ExportFilters, prefix: str) -> QuerySet:
@@ -75,6 +81,17 @@ def filter_by_document(queryset: QuerySet, filters: ExportFilters, prefix: str) 
     if filters.dataset is not None:
         queryset = queryset.filter(**{f"{lead}dataset": filters.dataset})
     return queryset
+
+
+def filter_by_annotators(queryset: QuerySet, annotators: str) -> QuerySet:
+    """Sentence judgements of people (``human``), of model annotators (``model``) or of both (``all``)."""
+    if annotators == "human":
+        return queryset.exclude(source=JudgementSource.MODEL)
+    if annotators == "model":
+        return queryset.filter(source=JudgementSource.MODEL)
+    if annotators == "all":
+        return queryset
+    raise ValueError(f"annotators must be one of {', '.join(ANNOTATORS)}, not {annotators!r}")
 
 
 def filter_by_worker_and_date(queryset: QuerySet, campaign: Campaign, filters: ExportFilters, worker_field: str = "worker") -> QuerySet:
@@ -93,7 +110,7 @@ def filter_by_worker_and_date(queryset: QuerySet, campaign: Campaign, filters: E
 def campaign_judgements(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
     """The campaign's sentence judgements (never trap answers) matching ``filters``."""
     filters = filters or ExportFilters()
-    queryset = SentenceJudgement.objects.filter(summary__document__campaign=campaign)
+    queryset = filter_by_annotators(SentenceJudgement.objects.filter(summary__document__campaign=campaign), filters.annotators)
     queryset = filter_by_document(queryset, filters, "summary__document")
     if filters.system is not None:
         queryset = queryset.filter(summary__system=filters.system)

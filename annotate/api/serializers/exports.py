@@ -5,7 +5,7 @@ from rest_framework import serializers
 
 from annotate.api.query_options import DatasetChoiceField
 from annotate.protocols import export_formats, export_parts
-from annotate.exporters.tabular import ROW_KINDS, WORKER_STATUSES
+from annotate.exporters.tabular import ANNOTATORS, ROW_KINDS, WORKER_STATUSES
 
 
 class ExportQuerySerializer(serializers.Serializer):
@@ -21,6 +21,10 @@ class ExportQuerySerializer(serializers.Serializer):
     dataset = DatasetChoiceField(required=False)
     system = serializers.CharField(required=False, max_length=100)
     worker_status = serializers.ChoiceField(choices=WORKER_STATUSES, default="any")
+    annotators = serializers.ChoiceField(
+        choices=ANNOTATORS, default="human",
+        help_text="Whose sentence judgements: people's (default), model annotators' (LLMs doing the task, workers llm:<model>) or all.",
+    )
     since = serializers.DateTimeField(required=False)
     until = serializers.DateTimeField(required=False)
     reveal_workers = serializers.BooleanField(default=False, help_text="Admins only: real worker ids instead of pseudonyms.")

@@ -62,6 +62,7 @@ class ExportView(CampaignScoped, APIView):
         export_filters = ExportFilters(
             split=options.get("split"), dataset=options.get("dataset"), system=options.get("system"),
             worker_status=options["worker_status"], since=options.get("since"), until=options.get("until"),
+            annotators=options["annotators"],
         )
         fmt = options["format"]
         reveal = options["reveal_workers"]
