@@ -69,6 +69,21 @@ def test_the_score_waits_for_both_classes_and_weights_traps():
     assert (quality.gold_checks, quality.trap_checks, quality.erroneous_weight) == (5, 4, 2.0)
 
 
+def test_the_score_is_scikit_learns_weighted_balanced_accuracy():
+    from sklearn.metrics import balanced_accuracy_score
+
+    rng = random.Random(7)
+    for _ in range(200):
+        checks = [Check(rng.random() < 0.7, rng.random() < 0.8, rng.choice([1.0, 0.25, 0.5, 3.0])) for _ in range(rng.randint(2, 40))]
+        if len({c.expected_factual for c in checks}) < 2:
+            continue
+        expected = balanced_accuracy_score(
+            [c.expected_factual for c in checks], [c.expected_factual == c.correct for c in checks],
+            sample_weight=[c.weight for c in checks],
+        )
+        assert balanced_score(checks, min_per_class=0).score == pytest.approx(expected, abs=1e-12)
+
+
 def test_the_bot_rule_finds_mechanical_traps_and_passes_copies():
     article = ["The mayor of Greenvale opened the new bridge on Monday .", "He thanked the builders ."]
     assert looks_like_trap("The mayor of Greenvale did not open the new bridge on Monday.", article) == "RelE"

@@ -287,13 +287,11 @@ def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
         totals[check.expected_factual][1] += check.weight * check.correct
     score = None
     if totals[True][0] >= min_per_class and totals[False][0] >= min_per_class:
-        from sklearn.metrics import (
-            balanced_accuracy_score,  # imported on first use: not every process scores
-        )
-
-        truth = [c.expected_factual for c in checks if c.weight > 0]
-        predicted = [c.expected_factual if c.correct else not c.expected_factual for c in checks if c.weight > 0]
-        score = float(balanced_accuracy_score(truth, predicted, sample_weight=[c.weight for c in checks if c.weight > 0]))
+        # scikit-learn's balanced_accuracy_score with sample weights, from the class totals: it runs in every
+        # submission, where sklearn's input validation cost more than the rest of the scoring (about 1.5 ms);
+        # tests check the two agree.
+        recalls = [correct / weight for weight, correct in totals.values() if weight > 0]
+        score = float(sum(recalls) / len(recalls)) if recalls else None
     return Quality(
         factual_weight=round(totals[True][0], 3), factual_correct=round(totals[True][1], 3),
         erroneous_weight=round(totals[False][0], 3), erroneous_correct=round(totals[False][1], 3),
