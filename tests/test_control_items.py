@@ -31,7 +31,9 @@ from annotate.services.control_items import (
     Check,
     arrange_candidates,
     balanced_score,
+    campaign_has_checks,
     gold_from_crowd,
+    refresh_control_items,
     set_gold_label,
     worker_quality,
 )
@@ -291,6 +293,27 @@ def test_a_page_reading_bot_is_never_owed_a_bonus_and_stops_within_15_items(fran
     assert figures["owed"] == Decimal("0.00")
     assert figures["balanced_score"] is not None and figures["balanced_score"] < campaign.control_block_threshold
     assert "task-data" not in client.get(reverse("annotate:frank-task", args=[campaign.slug]), follow=True).content.decode()
+
+
+def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
+    # Data without labels: the checks are FRANK's mechanical traps only, which a script finds by comparing
+    # them with the article. The bot at a human pace scores well on them, and is still owed no bonus, even
+    # where the campaign asks no confidence of the score.
+    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0, bonus_confidence=0.0)
+    GoldLabel.objects.filter(summary__document__campaign=campaign).delete()
+    refresh_control_items(campaign)
+    assert campaign_has_checks(campaign) and not Item.objects.filter(campaign=campaign, is_control=True).exists()
+    bot = make_worker()
+    client = Client()
+    client.force_login(bot.user)
+    run = run_worker(client, campaign.slug, PageReadingBot(), items=15, seconds_per_sentence=6.0)
+    assert run.submitted >= 5
+    assert not BonusEntry.objects.filter(worker=bot).exclude(reason="pay per item").exists()
+    reasons = list(PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.REFUSED).values_list("reason", flat=True))
+    assert len(reasons) == run.submitted
+    assert any("traps built from the article alone do not earn a bonus" in r for r in reasons)
+    quality = worker_quality(Participation.objects.select_related("campaign").get(worker=bot, campaign=campaign))
+    assert quality.gold_checks == 0 and quality.trap_checks > 0 and quality.independent_erroneous == 0
 
 
 def test_a_worker_who_answers_as_the_gold_says_is_paid_and_never_blocked(frank_dir):

@@ -22,6 +22,7 @@ from annotate.models import (
     SentenceJudgement,
     Trap,
     TrapAnswer,
+    TrapSource,
 )
 from annotate.protocols import protocol_for
 from annotate.services.assignments import request_assignment, submit_assignment
@@ -224,10 +225,11 @@ def test_trap_score_below_threshold_blocks_after_min_count():
 
 
 def full_weight_traps(campaign) -> None:
-    """Prepare the pages (which add copy traps), then give every trap full weight, as human-written ones have
-    (mechanical ones count half), so that one item's two traps decide the balanced score."""
+    """Prepare the pages (which add copy traps), then make every trap count as a human-written one (full
+    weight, not computable from the page; mechanical ones count half and never earn a bonus alone), so that
+    one item's two traps decide the balanced score and the bonus."""
     protocol_for(campaign.kind).prepare_campaign(campaign)
-    Trap.objects.filter(document__campaign=campaign).update(weight=1.0)
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=TrapSource.BUMP_EDIT)
 
 
 def test_bonus_per_item_at_quality_and_streak_every_ten_without_double_payment():

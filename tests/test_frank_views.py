@@ -15,6 +15,7 @@ from annotate.models import (
     Participation,
     QualificationStatus,
     Trap,
+    TrapSource,
     Worker,
 )
 from annotate.providers import study_token
@@ -272,7 +273,8 @@ def test_admin_page_is_staff_only_and_shows_workers_and_actions(client):
     assert campaign.status == CampaignStatus.RUNNING
     w = make_worker("prolific-p7", provider="prolific", external_id="p7")
     a = request_assignment(w, campaign)
-    Trap.objects.filter(document__campaign=campaign).update(weight=1.0)  # full weight, as human-written traps have
+    # Counted as human-written traps are (full weight, not computable from the page), so they can earn a bonus.
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=TrapSource.BUMP_EDIT)
     age(a)
     from annotate.services.assignments import submit_assignment
 

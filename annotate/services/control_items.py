@@ -47,6 +47,7 @@ from annotate.models import (
     Summary,
     Trap,
     TrapAnswer,
+    TrapSource,
     Worker,
 )
 from annotate.nlp import split_sentences
@@ -231,6 +232,8 @@ class Check:
     source: str = "gold"  # "gold" or "trap"
     #: How many answers this check stands for (the database sums equal answers; ``weight`` is their total).
     count: int = 1
+    #: Built from text the page ships (a mechanical trap), so a script holding the page can compute it.
+    from_page: bool = False
 
 
 @dataclass(frozen=True)
@@ -245,6 +248,8 @@ class Quality:
     trap_checks: int
     score: float | None
     min_per_class: int
+    #: Erroneous sentences checked against labels the page does not give away (gold, human-written traps).
+    independent_erroneous: int = 0
 
     @property
     def decisive(self) -> bool:
@@ -297,6 +302,7 @@ def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
         erroneous_weight=round(totals[False][0], 3), erroneous_correct=round(totals[False][1], 3),
         gold_checks=sum(c.count for c in checks if c.source == "gold"), trap_checks=sum(c.count for c in checks if c.source == "trap"),
         score=score, min_per_class=min_per_class,
+        independent_erroneous=sum(c.count for c in checks if not c.expected_factual and not c.from_page and c.weight > 0),
     )
 
 
@@ -326,19 +332,20 @@ def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime |
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
         GROUP BY 1, 2"""
     trap_sql = f"""
-        SELECT t.expected_factual, t_answer.correct, t.weight, COUNT(*)
+        SELECT t.expected_factual, t_answer.correct, t.weight, t.source, COUNT(*)
         FROM {tables['answer']} t_answer
         JOIN {tables['assignment']} a ON a.id = t_answer.assignment_id
         JOIN {tables['item']} i ON i.id = a.item_id
         JOIN {tables['trap']} t ON t.id = t_answer.trap_id
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
-        GROUP BY 1, 2, 3"""
+        GROUP BY 1, 2, 3, 4"""
     with connection.cursor() as cursor:
         cursor.execute(gold_sql, params)
         checks = [Check(bool(expected), bool(correct), float(n), "gold", int(n)) for expected, correct, n in cursor.fetchall()]
         cursor.execute(trap_sql, params)
         checks += [
-            Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n)) for expected, correct, weight, n in cursor.fetchall()
+            Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n), from_page=source == TrapSource.MECHANICAL)
+            for expected, correct, weight, source, n in cursor.fetchall()
         ]
     return checks
 

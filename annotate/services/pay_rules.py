@@ -6,6 +6,9 @@ Decided once, at submission, from facts the worker cannot forge:
   clock (``Participation.FAST_WORKER_*``, counting only items since their last release) has their pay and
   bonuses held for an admin's review, and takes no new item until released (:func:`release_held_pay`);
 * **no bonus for an item submitted too fast** (server clock);
+* **no bonus until** ``control_min_per_class`` **erroneous sentences were checked against labels the page does
+  not give away** (gold, human-written BUMP-edit traps): traps built from the shipped article alone never
+  earn a bonus, since a script finds many of them;
 * **no bonus while the balanced control score is unknown or below** ``bonus_min_score``
   (:mod:`annotate.services.control_items`), in every campaign that has gold labels or shows traps; with
   ``bonus_confidence`` > 0 the score must be above it with that confidence (per-class Wilson lower bounds),
@@ -95,6 +98,14 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
     quality = worker_quality(participation, until=assignment.submitted_at, in_submission=True)
     if quality.score is None:
         return f"no bonus yet: {quality.describe()}", None
+    if quality.independent_erroneous < campaign.control_min_per_class:
+        # A script finds traps built from the page's own text, so they never earn a bonus alone: it takes
+        # erroneous sentences whose label the page does not give away (gold, human-written BUMP-edit traps).
+        return (
+            f"no bonus yet: {quality.independent_erroneous} erroneous sentences checked against gold or human-written "
+            f"traps, {campaign.control_min_per_class} needed (traps built from the article alone do not earn a bonus); "
+            f"{quality.describe()}"
+        )[:300], quality.score
     bound = quality.lower_bound(campaign.bonus_confidence)
     if bound < campaign.bonus_min_score:
         sure = f", at least {bound:.2f} with {campaign.bonus_confidence:.0%} confidence," if campaign.bonus_confidence > 0 else ""
