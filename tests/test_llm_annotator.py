@@ -28,6 +28,7 @@ from tests.tiny_models import tiny_causal_lm_dir  # noqa: F401 (fixture)
     ('{"factual": false, "categories": ["Typo"]}', "unknown categories \\['Typo'\\]"),
     ('{"factual": true, "categories": ["EntE"]}', "a factual sentence has no error category"),
     ('{"factual": false, "categories": []}', "needs at least one error category"),
+    ('{"factual": false, "categories": ["EntE", "RelE", "OutE"]}', "at most 2 error categories"),
 ])
 def test_bad_answers_get_clear_errors(text, error):
     from metrics_service.scorers.llm import LLMAnswerError

@@ -22,7 +22,7 @@ from annotate.frank.importer import import_frank
 from annotate.frank.page import choose_traps, present_page
 from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
 from annotate.frank.qualification import parse_qualification_form, qualification_rows
-from annotate.frank.typology import BY_CODE, CATEGORIES, CODES
+from annotate.frank.typology import BY_CODE, CATEGORIES, CODES, MAX_CATEGORIES_PER_ANSWER
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
@@ -58,9 +58,6 @@ MAX_SECONDS_PER_SENTENCE = 30 * 60  # a client-reported lead time above this is 
 
 
 # ---------------------------------------------------------------- answers and their scoring
-
-MAX_CATEGORIES_PER_ANSWER = 2
-
 
 def parse_answer(
     raw: Any, where: str, *, max_categories: int | None = MAX_CATEGORIES_PER_ANSWER,

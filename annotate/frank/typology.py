@@ -83,6 +83,8 @@ CATEGORIES: tuple[ErrorCategory, ...] = (
 
 CODES: tuple[str, ...] = tuple(c.code for c in CATEGORIES)
 BY_CODE: dict[str, ErrorCategory] = {c.code: c for c in CATEGORIES}
+#: The instructions' rule: the one or two categories that describe the error, never every box ticked.
+MAX_CATEGORIES_PER_ANSWER = 2
 GROUPS: dict[str, tuple[str, ...]] = {
     SEMANTIC_FRAME: ("RelE", "EntE", "CircE"),
     DISCOURSE: ("CorefE", "LinkE"),

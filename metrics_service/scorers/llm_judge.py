@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from annotate.frank.typology import MAX_CATEGORIES_PER_ANSWER as MAX_CATEGORIES  # a plain data module
+
 from .base import Scorer
 from .llm import (
     LLMAnswerError,
@@ -54,7 +56,7 @@ ANSWERS = ("Yes", "No")
 FRANK_SYSTEM = (
     "You annotate the factuality of summary sentences against a news article, following the FRANK protocol. "
     "For the marked sentence decide whether everything it says is supported by the article. If not, name "
-    "every error category that applies:\n{typology}\n"
+    "the error category that applies, or the two that apply (never more than two):\n{typology}\n"
     'Answer with a JSON object only: {{"factual": true, "categories": []}} or '
     '{{"factual": false, "categories": ["<code>", ...]}}.'
 )
@@ -184,7 +186,7 @@ def frank_schema(codes: Sequence[str]) -> dict[str, Any]:
              "required": ["factual", "categories"], "additionalProperties": False},
             {"type": "object", "properties": {"factual": {"const": False},
                                               "categories": {"type": "array", "items": {"enum": list(codes)},
-                                                             "minItems": 1, "maxItems": 3, "uniqueItems": True}},
+                                                             "minItems": 1, "maxItems": MAX_CATEGORIES, "uniqueItems": True}},
              "required": ["factual", "categories"], "additionalProperties": False},
         ]
     }
@@ -206,7 +208,10 @@ def validate_frank_answer(answer: dict[str, Any], codes: Sequence[str]) -> tuple
         raise LLMAnswerError(f"FRANK judgement: a factual sentence has no error category, got {categories}")
     if not factual and not categories:
         raise LLMAnswerError("FRANK judgement: a non-factual sentence needs at least one error category")
-    return factual, tuple(dict.fromkeys(categories))
+    categories = list(dict.fromkeys(categories))
+    if len(categories) > MAX_CATEGORIES:
+        raise LLMAnswerError(f"FRANK judgement: at most {MAX_CATEGORIES} error categories (the human annotators' rule), got {categories}")
+    return factual, tuple(categories)
 
 
 def frank_messages(document: str, sentences: Sequence[str], index: int, typology: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
