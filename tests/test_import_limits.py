@@ -287,3 +287,33 @@ def test_uploads_are_deleted_after_success_and_failed_ones_after_the_retention(t
     assert purge_import_uploads() == 0 and bad_path.exists()
     assert purge_import_uploads(now=timezone.now() + timedelta(hours=25)) == 1
     assert not bad_path.exists() and ImportJob.objects.get(pk=bad.pk).file.name == ""
+
+
+# --- every wrong record named in one run
+
+
+def test_one_run_names_every_wrong_record_and_stores_nothing(tmp_path, settings, client):
+    good = lambda k: {**DOC, "id": f"d{k}"}  # noqa: E731
+    lines = [
+        good(1),
+        {"id": "d2", "summaries": []},  # no text
+        good(3),
+        {**DOC, "id": "d4", "summaries": [{"system": "bart", "text": "Lyon won.", "human_scores": {"Factuality": "high"}}]},
+        {**DOC, "id": "d5", "summaries": "Lyon won."},
+    ]
+    error = _refused("jsonl", _jsonl(tmp_path / "three.jsonl", *lines))
+    assert [p["record"] for p in error.problems] == ["line 2", "line 4, summary 0", "line 5"]
+    assert (error.record, error.field) == ("line 2", "text") and "3 records are wrong" in str(error)
+    assert all(p["file"].endswith("three.jsonl") and p["message"] for p in error.problems)
+    # A file of the wrong kind is not read to its end: the run stops at the 20th wrong record.
+    many = _refused("jsonl", _jsonl(tmp_path / "many.jsonl", *[{"id": f"x{k}"} for k in range(50)]))
+    assert len(many.problems) == 20 and "stopped at the first 20" in str(many)
+    # The import page lists them.
+    job = _job(tmp_path, settings, _jsonl(tmp_path / "page.jsonl", *lines).read_bytes(), name="page.jsonl")
+    job = execute_import_job(job.pk)
+    assert job.status == ImportStatus.FAILED and len(job.error["problems"]) == 3
+    from tests.factories import make_worker
+
+    client.force_login(make_worker(staff=True).user)
+    page = client.get(f"/manage/imports/{job.pk}/").content.decode()
+    assert 'id="error-problems"' in page and page.count("<li>page.jsonl, record line") == 3

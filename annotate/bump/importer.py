@@ -67,7 +67,7 @@ def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | 
     progress = every(progress, 100)
     for path in paths:
         for batch in batched(iter_json_array(path), BATCH):
-            parsed = [_parse(RecordReader(raw, path=path, index=index)) for index, raw in batch]
+            parsed = store.problems.parse_each(batch, lambda row: _parse(RecordReader(row[1], path=path, index=row[0])))
             # One spaCy pass over the distinct texts of the batch (an article and its reference recur in every
             # record of their pairs); texts of rows that exist already are not split at all.
             store.sentences.prime(

@@ -71,26 +71,100 @@ def import_frank(store: Store, paths: list[Path], progress: Callable[[int, int |
 def _import_sentence_judgements(store: Store, path: Path, summaries: dict[tuple[str, str], Summary]) -> None:
     """Import FRANK's per-sentence file: one judgement per (summary sentence, annotator)."""
     for index, raw in iter_json_array(path):
-        record = RecordReader(raw, path=path, index=index)
-        key = (record.text("hash"), record.text("model_name"))
-        summary = summaries.get(key) or Summary.objects.filter(
-            document__campaign=store.campaign, document__external_id=key[0], system=key[1], edited_from=None
-        ).first()
-        if summary is None:
-            raise record.fail(f"no summary of model {key[1]!r} for hash {key[0]!r} in human_annotations.json", "model_name")
-        per_sentence = record.get("summary_sentences_annotations")
-        if not isinstance(per_sentence, list) or not all(isinstance(x, dict) for x in per_sentence):
-            raise record.fail("expected a list of {annotator: [codes]} objects", "summary_sentences_annotations")
-        for sentence_index, annotators in enumerate(per_sentence):
-            for annotator, codes in annotators.items():
-                where = f"summary_sentences_annotations[{sentence_index}].{annotator}"
-                if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
-                    raise record.fail("expected a list of category codes", where)
-                try:
-                    categories = [frank_typology.normalize_code(c) for c in codes if c != NO_ERROR]
-                except ValueError as exc:
-                    raise record.fail(str(exc), where) from exc
-                store.judgement(summary, sentence_index, store.worker("frank", str(annotator)), not categories, categories)
+        with store.problems.of_record():
+            record = RecordReader(raw, path=path, index=index)
+            key = (record.text("hash"), record.text("model_name"))
+            summary = summaries.get(key) or Summary.objects.filter(
+                document__campaign=store.campaign, document__external_id=key[0], system=key[1], edited_from=None
+            ).first()
+            if summary is None:
+                raise record.fail(f"no summary of model {key[1]!r} for hash {key[0]!r} in human_annotations.json", "model_name")
+            per_sentence = record.get("summary_sentences_annotations")
+            if not isinstance(per_sentence, list) or not all(isinstance(x, dict) for x in per_sentence):
+                raise record.fail("expected a list of {annotator: [codes]} objects", "summary_sentences_annotations")
+            for sentence_index, annotators in enumerate(per_sentence):
+                for annotator, codes in annotators.items():
+                    where = f"summary_sentences_annotations[{sentence_index}].{annotator}"
+                    if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                        raise record.fail("expected a list of category codes", where)
+                    try:
+                        categories = [frank_typology.normalize_code(c) for c in codes if c != NO_ERROR]
+                    except ValueError as exc:
+                        raise record.fail(str(exc), where) from exc
+                    store.judgement(summary, sentence_index, store.worker("frank", str(annotator)), not categories, categories)
+
+
+def _import_frank_article(
+    store: Store, article_hash: str, records: list[tuple[int, RecordReader]], articles_dir: Path, annotations_path: Path,
+    imported: dict[tuple[str, str], Summary],
+) -> int:
+    """One article with its annotated summaries and traps; returns how many summary records it read."""
+    done = 0
+    article_path = articles_dir / f"{article_hash}.json"
+    if not article_path.is_file():
+        raise ImportFailed(f"no article file for hash {article_hash}", path=annotations_path, record=records[0][0], field="hash")
+    article = RecordReader(_read_article(article_path), path=article_path, index=article_hash)
+    first = records[0][1]
+    dataset_name = first.text("dataset")
+    if dataset_name not in DATASET_NAMES:
+        raise first.fail(f"unknown dataset {dataset_name!r}; expected cnndm or bbc", "dataset")
+    split = first.text("split", required=False)
+    if split not in ("", Split.VALID, Split.TEST):
+        raise first.fail(f"unknown split {split!r}; expected valid or test", "split")
+    entities = article.get("entity_counter") or {}
+    if not isinstance(entities, dict):
+        raise article.fail("expected an object of entity counts", "entity_counter")
+    document = store.document(
+        article_hash,
+        dataset=DATASET_NAMES[dataset_name],
+        split=split,
+        text=article.text("article"),
+        sentences=article.string_list("article_lines"),
+        url=article.text("url", required=False)[:500],
+        entities=list(entities),
+        negative_entity=article.text("negative_entity", required=False),
+        metadata={"source": "frank", "frank_id": article.text("id", required=False)},
+    )
+    reference_text = next(
+        (article.get(k) for k in ("reference", "bart_reference", "Gold") if isinstance(article.get(k), str) and article.get(k).strip()),
+        None,
+    )
+    if reference_text:
+        ref_lines = article.get("Gold_lines") if article.get("Gold") == reference_text else None
+        store.summary(
+            document, "reference", text=reference_text, is_reference=True,
+            sentences=ref_lines if isinstance(ref_lines, list) else [reference_text],
+        )
+    for index, record in records:
+        model = record.text("model_name")
+        lines = article.get(f"{model}_lines")
+        if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+            raise ImportFailed(
+                f"the article file has no '{model}_lines' for model {model!r}", path=annotations_path, record=index, field="model_name"
+            )
+        scores = {}
+        for key, value in record.record.items():
+            if key in SCORE_KEYS_SKIPPED:
+                continue
+            scores[key] = record.number(key, low=0.0, high=1.0)  # FRANK's human scores are shares of annotators
+        if "Factuality" not in scores:
+            raise record.fail("missing", "Factuality")
+        imported[(article_hash, model)] = store.summary(
+            document, model, text=" ".join(line.strip() for line in lines), sentences=lines, human_scores=scores
+        )
+        done += 1
+    traps = article.get("traps") or []
+    for position, trap in enumerate(traps):
+        if not (isinstance(trap, list) and len(trap) == 2 and all(isinstance(x, str) for x in trap)):
+            raise article.fail(f"trap {position} is not a [code, sentence] pair", "traps")
+        code, sentence = trap
+        if code not in frank_typology.TRAP_LABELS:
+            raise article.fail(f"unknown trap code {code!r}; expected one of {', '.join(frank_typology.TRAP_LABELS)}", "traps")
+        factual, category = frank_typology.TRAP_LABELS[code]
+        store.trap(document, code, sentence, factual, category or "")
+    store.items_for_document(document)
+    store.report.records += len(records)
+    return done
 
 
 def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:
@@ -98,77 +172,17 @@ def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[in
     imported: dict[tuple[str, str], Summary] = {}
     by_article: dict[str, list[tuple[int, RecordReader]]] = defaultdict(list)
     for index, raw in iter_json_array(annotations_path):
-        record = RecordReader(raw, path=annotations_path, index=index)
-        by_article[record.identifier("hash")].append((index, record))
+        with store.problems.of_record():
+            record = RecordReader(raw, path=annotations_path, index=index)
+            by_article[record.identifier("hash")].append((index, record))
     total = sum(len(v) for v in by_article.values())
     done = 0
     progress(done, total)
     for article_hash, records in by_article.items():
-        article_path = articles_dir / f"{article_hash}.json"
-        if not article_path.is_file():
-            raise ImportFailed(f"no article file for hash {article_hash}", path=annotations_path, record=records[0][0], field="hash")
-        article = RecordReader(_read_article(article_path), path=article_path, index=article_hash)
-        first = records[0][1]
-        dataset_name = first.text("dataset")
-        if dataset_name not in DATASET_NAMES:
-            raise first.fail(f"unknown dataset {dataset_name!r}; expected cnndm or bbc", "dataset")
-        split = first.text("split", required=False)
-        if split not in ("", Split.VALID, Split.TEST):
-            raise first.fail(f"unknown split {split!r}; expected valid or test", "split")
-        entities = article.get("entity_counter") or {}
-        if not isinstance(entities, dict):
-            raise article.fail("expected an object of entity counts", "entity_counter")
-        document = store.document(
-            article_hash,
-            dataset=DATASET_NAMES[dataset_name],
-            split=split,
-            text=article.text("article"),
-            sentences=article.string_list("article_lines"),
-            url=article.text("url", required=False)[:500],
-            entities=list(entities),
-            negative_entity=article.text("negative_entity", required=False),
-            metadata={"source": "frank", "frank_id": article.text("id", required=False)},
-        )
-        reference_text = next(
-            (article.get(k) for k in ("reference", "bart_reference", "Gold") if isinstance(article.get(k), str) and article.get(k).strip()),
-            None,
-        )
-        if reference_text:
-            ref_lines = article.get("Gold_lines") if article.get("Gold") == reference_text else None
-            store.summary(
-                document, "reference", text=reference_text, is_reference=True,
-                sentences=ref_lines if isinstance(ref_lines, list) else [reference_text],
-            )
-        for index, record in records:
-            model = record.text("model_name")
-            lines = article.get(f"{model}_lines")
-            if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
-                raise ImportFailed(
-                    f"the article file has no '{model}_lines' for model {model!r}", path=annotations_path, record=index, field="model_name"
-                )
-            scores = {}
-            for key, value in record.record.items():
-                if key in SCORE_KEYS_SKIPPED:
-                    continue
-                scores[key] = record.number(key, low=0.0, high=1.0)  # FRANK's human scores are shares of annotators
-            if "Factuality" not in scores:
-                raise record.fail("missing", "Factuality")
-            imported[(article_hash, model)] = store.summary(
-                document, model, text=" ".join(line.strip() for line in lines), sentences=lines, human_scores=scores
-            )
-            done += 1
-        traps = article.get("traps") or []
-        for position, trap in enumerate(traps):
-            if not (isinstance(trap, list) and len(trap) == 2 and all(isinstance(x, str) for x in trap)):
-                raise article.fail(f"trap {position} is not a [code, sentence] pair", "traps")
-            code, sentence = trap
-            if code not in frank_typology.TRAP_LABELS:
-                raise article.fail(f"unknown trap code {code!r}; expected one of {', '.join(frank_typology.TRAP_LABELS)}", "traps")
-            factual, category = frank_typology.TRAP_LABELS[code]
-            store.trap(document, code, sentence, factual, category or "")
-        store.items_for_document(document)
-        store.report.records += len(records)
+        with store.problems.of_record():
+            done += _import_frank_article(store, article_hash, records, articles_dir, annotations_path, imported)
         progress(done, total)
     sentence_path = annotations_path.parent / SENTENCE_FILE
-    if sentence_path.is_file():
+    # Sentence judgements name the summaries above: after a wrong summary record they would only repeat it.
+    if sentence_path.is_file() and not store.problems.found:
         _import_sentence_judgements(store, sentence_path, imported)

@@ -178,7 +178,9 @@ def import_aggrefact(store: Store, paths: list[Path], progress: Callable[[int, i
     def batches(path: Path) -> Iterator[list[dict]]:
         score_columns = [c for c in _header(path) if c.endswith(SCORE_SUFFIX) and c not in AGGREFACT_COLUMNS]
         for batch in batched(_iter_csv(path, AGGREFACT_COLUMNS, score_columns=True), BATCH):
-            yield [_parse_aggrefact(RecordReader(row, path=path, index=f"line {line}"), score_columns) for line, row in batch]
+            yield store.problems.parse_each(
+                batch, lambda pair: _parse_aggrefact(RecordReader(pair[1], path=path, index=f"line {pair[0]}"), score_columns),
+            )
 
     def write(r: dict, seen: _Seen) -> Document:
         seen.check(("split", r["doc_id"]), r["split"], r["origin"], "cut", f"the split of document {r['doc_id']!r}")
@@ -248,7 +250,9 @@ def import_llm_aggrefact(store: Store, paths: list[Path], progress: Callable[[in
     def batches(path: Path) -> Iterator[list[dict]]:
         file_split = _split_from_name(path)
         for batch in batched(_llm_rows(path), BATCH):
-            yield [_parse_claim(RecordReader(raw, path=path, index=index), file_split) for index, raw in batch]
+            yield store.problems.parse_each(
+                batch, lambda pair: _parse_claim(RecordReader(pair[1], path=path, index=pair[0]), file_split),  # noqa: B023 (used at once)
+            )
 
     def write(r: dict, seen: _Seen) -> Document:
         seen.check(("split", r["doc_id"]), r["split"], r["origin"], "split", f"the split of this document of {r['benchmark']}")

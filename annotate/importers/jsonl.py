@@ -84,7 +84,9 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
     progress = every(progress, 100)
     for path in paths:
         for batch in batched(iter_json_lines(path), BATCH):
-            records = [_parse(RecordReader(raw, path=path, index=f"line {line}"), line, path) for line, raw in batch]
+            records = store.problems.parse_each(
+                batch, lambda row: _parse(RecordReader(row[1], path=path, index=f"line {row[0]}"), row[0], path),
+            )
             # Texts without given sentences are split by spaCy in one pass per batch, once per distinct text.
             store.sentences.prime(
                 text

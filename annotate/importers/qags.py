@@ -40,45 +40,46 @@ def import_qags(
     for path in paths:
         file_dataset = dataset or dataset_from_name(path) or Dataset.OTHER
         for line, raw in iter_json_lines(path):
-            record = RecordReader(raw, path=path, index=f"line {line}")
-            article = record.text("article")
-            sentences_raw = record.obj_list("summary_sentences")
-            if not sentences_raw:
-                raise record.fail("has no sentences", "summary_sentences")
-            sentences: list[str] = []
-            answers: list[tuple[int, str, bool]] = []
-            for s_index, entry in enumerate(sentences_raw):
-                field = f"summary_sentences[{s_index}]"
-                sentence = entry.get("sentence")
-                if not isinstance(sentence, str) or not sentence.strip():
-                    raise record.fail("missing sentence text", f"{field}.sentence")
-                sentences.append(sentence.strip())
-                responses = entry.get("responses")
-                if not isinstance(responses, list):
-                    raise record.fail("expected a list of responses", f"{field}.responses")
-                for r_index, response in enumerate(responses):
-                    where = f"{field}.responses[{r_index}]"
-                    if not isinstance(response, dict) or "worker_id" not in response:
-                        raise record.fail("missing worker_id", where)
-                    answer = str(response.get("response", "")).strip().lower()
-                    if answer not in ("yes", "no"):
-                        raise record.fail(f"response must be 'yes' or 'no', got {response.get('response')!r}", where)
-                    answers.append((s_index, str(response["worker_id"]), answer == "yes"))
-            record_dataset = file_dataset
-            if record.get("dataset") is not None:
-                record_dataset = DATASET_ALIASES.get(str(record.get("dataset")).strip().lower())
-                if record_dataset is None:
-                    raise record.fail(f"unknown dataset {record.get('dataset')!r}; expected cnndm, xsum or bbc", "dataset")
-            external_id = str(record.get("id") or hashlib.sha1(article.encode()).hexdigest()[:20])
-            document = store.document(
-                external_id, dataset=record_dataset, text=article, sentences=lambda: store.sentences.split(article),
-                metadata={"source": "qags"},
-            )
-            system = str(record.get("model") or record.get("system") or "qags")
-            summary = store.summary(document, system, text=" ".join(sentences), sentences=sentences)
-            for s_index, worker_id, factual in answers:
-                store.judgement(summary, s_index, store.worker("qags", worker_id), factual, [])
-            store.items_for_document(document)
-            store.report.records += 1
+            with store.problems.of_record():
+                record = RecordReader(raw, path=path, index=f"line {line}")
+                article = record.text("article")
+                sentences_raw = record.obj_list("summary_sentences")
+                if not sentences_raw:
+                    raise record.fail("has no sentences", "summary_sentences")
+                sentences: list[str] = []
+                answers: list[tuple[int, str, bool]] = []
+                for s_index, entry in enumerate(sentences_raw):
+                    field = f"summary_sentences[{s_index}]"
+                    sentence = entry.get("sentence")
+                    if not isinstance(sentence, str) or not sentence.strip():
+                        raise record.fail("missing sentence text", f"{field}.sentence")
+                    sentences.append(sentence.strip())
+                    responses = entry.get("responses")
+                    if not isinstance(responses, list):
+                        raise record.fail("expected a list of responses", f"{field}.responses")
+                    for r_index, response in enumerate(responses):
+                        where = f"{field}.responses[{r_index}]"
+                        if not isinstance(response, dict) or "worker_id" not in response:
+                            raise record.fail("missing worker_id", where)
+                        answer = str(response.get("response", "")).strip().lower()
+                        if answer not in ("yes", "no"):
+                            raise record.fail(f"response must be 'yes' or 'no', got {response.get('response')!r}", where)
+                        answers.append((s_index, str(response["worker_id"]), answer == "yes"))
+                record_dataset = file_dataset
+                if record.get("dataset") is not None:
+                    record_dataset = DATASET_ALIASES.get(str(record.get("dataset")).strip().lower())
+                    if record_dataset is None:
+                        raise record.fail(f"unknown dataset {record.get('dataset')!r}; expected cnndm, xsum or bbc", "dataset")
+                external_id = str(record.get("id") or hashlib.sha1(article.encode()).hexdigest()[:20])
+                document = store.document(
+                    external_id, dataset=record_dataset, text=article, sentences=lambda: store.sentences.split(article),
+                    metadata={"source": "qags"},
+                )
+                system = str(record.get("model") or record.get("system") or "qags")
+                summary = store.summary(document, system, text=" ".join(sentences), sentences=sentences)
+                for s_index, worker_id, factual in answers:
+                    store.judgement(summary, s_index, store.worker("qags", worker_id), factual, [])
+                store.items_for_document(document)
+                store.report.records += 1
             done += 1
             progress(done, None)

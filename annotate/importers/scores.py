@@ -39,13 +39,14 @@ def import_frank_scores(store: Store, paths: list[Path], progress: Callable[[int
     progress = every(progress, 1000)
     for path in paths:
         for index, raw in iter_json_array(path):
-            record = RecordReader(raw, path=path, index=index)
-            summary_id = _find_summary(store, record, "hash", "model_name")
-            for key, value in record.record.items():
-                if key in FRANK_NON_METRIC_KEYS or value is None:
-                    continue
-                store.score(summary_id, key, record.number(key, low=-METRIC_BOUND, high=METRIC_BOUND))
-            store.report.records += 1
+            with store.problems.of_record():
+                record = RecordReader(raw, path=path, index=index)
+                summary_id = _find_summary(store, record, "hash", "model_name")
+                for key, value in record.record.items():
+                    if key in FRANK_NON_METRIC_KEYS or value is None:
+                        continue
+                    store.score(summary_id, key, record.number(key, low=-METRIC_BOUND, high=METRIC_BOUND))
+                store.report.records += 1
             done += 1
             progress(done, None)
 
@@ -67,8 +68,9 @@ def import_jsonl_scores(store: Store, paths: list[Path], progress: Callable[[int
     progress = every(progress, PROGRESS_STEP)
     for path in paths:
         for line, raw in iter_json_lines(path):
-            _store_score_record(store, RecordReader(raw, path=path, index=f"line {line}"))
-            store.report.records += 1
+            with store.problems.of_record():
+                _store_score_record(store, RecordReader(raw, path=path, index=f"line {line}"))
+                store.report.records += 1
             done += 1
             progress(done, None)
 
@@ -102,8 +104,9 @@ def import_csv_scores(store: Store, paths: list[Path], progress: Callable[[int, 
     progress = every(progress, PROGRESS_STEP)
     for path in paths:
         for line, row in _iter_csv_rows(path):
-            _store_score_record(store, RecordReader(row, path=path, index=f"line {line}"))
-            store.report.records += 1
+            with store.problems.of_record():
+                _store_score_record(store, RecordReader(row, path=path, index=f"line {line}"))
+                store.report.records += 1
             done += 1
             progress(done, None)
 

@@ -32,6 +32,7 @@ from annotate.nlp import split_sentences_many
 from annotate.protocols import protocol_for
 
 from .base import ImportFailed, ImportReport, RecordReader
+from .errors import RecordProblems
 
 IMPORTED_CONFIG = "imported"
 # Rows buffered before a bulk write: large enough to amortise a round trip, small enough for flat memory.
@@ -69,6 +70,7 @@ class Store:
         self.campaign = campaign
         self.protocol = protocol_for(campaign.kind)
         self.report = report
+        self.problems = RecordProblems()  # wrong records, all named before the import is refused
         self.sentences = SentenceCache()
         self._workers: dict[tuple[str, str], Worker] = {}
         self._documents: dict[str, Document] | None = None

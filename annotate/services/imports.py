@@ -74,6 +74,7 @@ def import_dataset(
         report.count("campaigns", created)
         store = Store(campaign, report)
         dataset_format.importer(store, resolved, progress or _no_progress, **options)
+        store.problems.raise_if_any()  # every wrong record named; the transaction stores nothing
         store.flush()
         gold_from_imported_labels(campaign)  # control items: the human labels that came with the data
         queue_page_preparation(campaign)
@@ -104,5 +105,6 @@ def import_scores(
     with transaction.atomic():
         store = Store(campaign, report)
         SCORE_FORMATS[fmt](store, resolved, progress or _no_progress)
+        store.problems.raise_if_any()
         store.flush()
     return report

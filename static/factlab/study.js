@@ -32,6 +32,20 @@
           p.append(strong, String(value));
           box.append(p);
         }
+        const problems = state.error.problems || [];
+        if (problems.length) {
+          const heading = document.createElement("p");
+          heading.innerHTML = "<strong></strong>";
+          heading.firstChild.textContent = `Every wrong record found (${problems.length}):`;
+          const list = document.createElement("ol");
+          list.id = "error-problems";
+          for (const problem of problems) {
+            const item = document.createElement("li");
+            item.textContent = problem.error;
+            list.append(item);
+          }
+          box.append(heading, list);
+        }
         box.hidden = false;
       }
     }).catch(() => setTimeout(tick, POLL_MS * 2));
