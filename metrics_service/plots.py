@@ -188,4 +188,17 @@ def dashboard_tables(report: dict) -> dict:
             "job": f"#{job['job_id']} {job['status']}, created {job['created_at'][:19]}, finished {(job['finished_at'] or '–')[:19]}" if job else "–",
             "config_key": info["config_key"],
         })
-    return {"correlations": correlations, "bacc_datasets": datasets, "bacc": bacc, "pairs": pairs, "significance": significance, "metrics": metrics}
+    labels, uncertain_below = [], None
+    aggregation = report.get("label_aggregation") or {}
+    for method, entry in (aggregation.get("methods") or {}).items():
+        key = next((k for k in entry if k.startswith("sentences_below_")), None)
+        below = entry[key] if key else None
+        uncertain_below = key.removeprefix("sentences_below_") if key else uncertain_below
+        labels.append({
+            "method": method, "default": method == aggregation.get("default"), "sentences": entry["sentences"],
+            "non_factual": _f(entry["non_factual_share"]), "differs": entry["factual_differs_from_majority"],
+            "categories_differ": entry["categories_differ_from_majority"], "mean_posterior": _f(entry.get("mean_posterior")),
+            "uncertain": below,
+        })
+    return {"correlations": correlations, "bacc_datasets": datasets, "bacc": bacc, "pairs": pairs, "significance": significance,
+            "metrics": metrics, "labels": labels, "uncertain_below": uncertain_below}

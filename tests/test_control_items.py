@@ -24,7 +24,10 @@ from annotate.models import (
     PayDecision,
     PayDecisionKind,
     Summary,
+    Trap,
+    TrapSource,
 )
+from annotate.protocols import protocol_for
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
 from annotate.services.control_items import (
@@ -47,7 +50,7 @@ from benchmarks.adversary_bot import (
     worker_figures,
 )
 from tests.factories import make_campaign, make_document, make_worker
-from tests.test_frank_protocol import age, answers_for
+from tests.test_frank_protocol import TRAPS, age, answers_for
 
 pytestmark = pytest.mark.django_db
 
@@ -295,6 +298,24 @@ def test_a_page_reading_bot_is_never_owed_a_bonus_and_stops_within_15_items(fran
     assert "task-data" not in client.get(reverse("annotate:frank-task", args=[campaign.slug]), follow=True).content.decode()
 
 
+@pytest.mark.parametrize(("source", "bonus"), [(TrapSource.MECHANICAL, False), (TrapSource.BUMP_EDIT, True)])
+def test_only_traps_the_page_does_not_give_away_can_earn_a_bonus(source, bonus):
+    # Every trap answered right, a decisive score of 1.0 from the first item: still no bonus while the traps
+    # are mechanical (a script computes them from the page), a bonus once they are human-written edits.
+    campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, redundancy=1, control_min_per_class=1, bonus_confidence=0.0)
+    make_document(campaign, summaries=[["Greenvale approved a budget."], ["The council met."]], traps=TRAPS)
+    protocol_for(campaign.kind).prepare_campaign(campaign)
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=source)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    submit_assignment(assignment.pk, worker, answers_for(assignment))
+    assert BonusEntry.objects.filter(worker=worker, key__startswith="item-bonus").exists() is bonus
+    if not bonus:
+        refusal = PayDecision.objects.get(worker=worker, kind=PayDecisionKind.REFUSED)
+        assert "0 erroneous sentences checked against gold or human-written traps" in refusal.reason
+        assert "balanced control score 1.00" in refusal.reason
+
+
 def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
     # Data without labels: the checks are FRANK's mechanical traps only, which a script finds by comparing
     # them with the article. The bot at a human pace scores well on them, and is still owed no bonus, even
@@ -309,9 +330,14 @@ def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
     run = run_worker(client, campaign.slug, PageReadingBot(), items=15, seconds_per_sentence=6.0)
     assert run.submitted >= 5
     assert not BonusEntry.objects.filter(worker=bot).exclude(reason="pay per item").exists()
+    # Every submission has its refusal on record: a bonus refused, or, for the one that got the bot blocked
+    # (its traps alone can score it low enough), pay and bonus refused.
     reasons = list(PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.REFUSED).values_list("reason", flat=True))
     assert len(reasons) == run.submitted
-    assert any("traps built from the article alone do not earn a bonus" in r for r in reasons)
+    rules = ("traps built from the article alone do not earn a bonus", "balanced control score not known yet", "got the worker blocked")
+    assert all(any(rule in r for rule in rules) for r in reasons), reasons
+    if run.stopped:
+        assert "blocked" in run.stopped and sum("got the worker blocked" in r for r in reasons) == 1
     quality = worker_quality(Participation.objects.select_related("campaign").get(worker=bot, campaign=campaign))
     assert quality.gold_checks == 0 and quality.trap_checks > 0 and quality.independent_erroneous == 0
 

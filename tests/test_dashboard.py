@@ -53,3 +53,33 @@ def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
     assert response.status_code == 200 and response.context["charts"]["scatter"]["x_label"] == "bleu"
     assert response.context["metric"] == "bleu" and response.context["report"]["options"]["partial"] is False
     assert client.get(url, {"split": "train"}).status_code == 400
+
+
+def test_dashboard_shows_how_certain_the_sentence_labels_are(client):
+    import itertools
+
+    from annotate.models import JudgementSource, SentenceJudgement, Summary
+    from tests.factories import ARTICLE, make_campaign, make_document, make_worker
+
+    cache.clear()
+    campaign = make_campaign()
+    for k in range(4):
+        make_document(campaign, article=[f"Report number {k} from the council.", *ARTICLE])
+    humans = [make_worker() for _ in range(3)]
+    units = [(s.pk, i) for s in Summary.objects.filter(document__campaign=campaign).order_by("id") for i in range(len(s.sentences))]
+    pattern = itertools.cycle([(1, 1, 0), (0, 0, 0), (1, 1, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1), (0, 0, 1)])
+    for (summary_id, index), labels in zip(units, pattern):
+        for worker, factual in zip(humans, labels):
+            SentenceJudgement.objects.create(summary_id=summary_id, sentence_index=index, worker=worker, factual=bool(factual),
+                                             categories=[] if factual else ["EntE"], source=JudgementSource.IMPORTED)
+    client.force_login(get_user_model().objects.create_user("staff-labels", is_staff=True))
+    response = client.get(reverse("metrics_service:dashboard", args=[campaign.slug]))
+    html = response.content.decode()
+    rows = {row["method"]: row for row in response.context["tables"]["labels"]}
+    assert 'id="label-certainty-table"' in html and {"majority", "dawid_skene", "glad"} <= set(rows)
+    assert all(row["sentences"] == len(units) for row in rows.values())
+    assert response.context["tables"]["uncertain_below"] == "0.9"
+    # Two-to-one splits: the majority's posterior (the share agreeing) is 2/3 there, so they count as uncertain.
+    assert float(rows["majority"]["mean_posterior"]) < 0.9 and rows["majority"]["uncertain"] > 0
+    assert all(0.5 <= float(row["mean_posterior"]) <= 1.0 for row in rows.values())
+    assert "How certain the sentence labels are" in html

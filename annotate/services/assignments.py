@@ -41,6 +41,7 @@ from .control_items import arrange_candidates
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
 from .live_counts import close_assignments
 from .participation import apply_quality_rules, eligibility_problem, get_participation
+from .pay_rules import refuse_pay_of_blocking_submission
 
 CANDIDATE_WINDOW = 25
 CANDIDATE_ROUNDS = 4
@@ -327,5 +328,7 @@ def submit_assignment(
         blocked_reason = apply_quality_rules(participation)
         if blocked_reason is None:
             award_submission_pay_and_bonus(participation, assignment)
+        else:
+            refuse_pay_of_blocking_submission(participation, assignment, blocked_reason)
         schedule_refit(campaign)  # adaptive redundancy: the label model is refitted off the request path
     return SubmitOutcome(assignment=assignment, result=result, blocked_reason=blocked_reason)

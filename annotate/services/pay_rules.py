@@ -141,6 +141,14 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
     return Verdict(held=hold is not None, bonus_refusal=refusal, score=score)
 
 
+def refuse_pay_of_blocking_submission(participation: Participation, assignment: Assignment, block_reason: str) -> None:
+    """The submission that got its worker blocked is not paid (neither pay nor bonus): recorded with the reason."""
+    campaign = participation.campaign
+    amount = campaign.pay_per_item + (campaign.bonus_per_item if protocol_for(campaign.kind).bonus_at_submission else Decimal(0))
+    _record(participation, assignment, key=f"blocked:{assignment.pk}", kind=PayDecisionKind.REFUSED, amount=amount,
+            reason=f"not paid: this submission got the worker blocked ({block_reason})")
+
+
 def release_held_pay(participation: Participation, *, user=None, note: str = "") -> Decimal:
     """An admin's release after review: every held amount goes into the ledger (once), the hold is lifted and
     only items submitted from now on can hold the pay again. Returns the amount released now.
