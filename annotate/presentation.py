@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 
 #: What a worker sees for a word the summarising system could not produce (its ``UNK`` token).
@@ -125,10 +125,6 @@ def _inner_quotes(token: str) -> str:
 def detokenize(text: str) -> str:
     """:func:`present` (the name kept for callers that only need spacing and quotes)."""
     return present(text)
-
-
-def detokenize_all(texts: Iterable[str]) -> list[str]:
-    return [present(t) for t in texts]
 
 
 def present_article(lines: Sequence[str]) -> list[str]:

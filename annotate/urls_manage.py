@@ -15,6 +15,7 @@ urlpatterns = [
     path("manage/<slug:slug>/control/", control.control_page, name="manage-control"),
     path("manage/<slug:slug>/control/gold/", control.set_gold, name="manage-gold"),
     path("manage/<slug:slug>/control/gold/derive/", control.derive_gold, name="manage-gold-derive"),
+    path("manage/<slug:slug>/control/gold/<int:label_id>/remove/", control.remove_gold, name="manage-gold-remove"),
     path("manage/<slug:slug>/control/release/<int:participation_id>/", control.release_pay, name="manage-release-pay"),
     path("manage/<slug:slug>/action/", manage.campaign_action, name="manage-action"),
     path("manage/<slug:slug>/score/", manage.score, name="manage-score"),

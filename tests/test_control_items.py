@@ -161,9 +161,20 @@ def test_admin_sets_gold_in_the_browser_and_by_api(client):
     response = client.post(api, {"summary": summary.pk, "sentence_index": 0, "factual": True}, content_type="application/json")
     assert response.status_code == 201 and GoldLabel.objects.count() == 2
     assert [row["factual"] for row in client.get(api).json()] == [True, False]
+    # Taken away again: by API (204), and in the browser; the item stops being a control item with its last label.
+    first, second = GoldLabel.objects.order_by("sentence_index")
+    detail = reverse("api:campaign-gold-detail", args=[campaign.slug, first.pk])
+    assert client.delete(detail).status_code == 204 and client.delete(detail).status_code == 404
+    other = make_campaign()
+    assert client.delete(reverse("api:campaign-gold-detail", args=[other.slug, second.pk])).status_code == 404  # not its campaign
+    page = client.get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
+    assert reverse("annotate:manage-gold-remove", args=[campaign.slug, second.pk]) in page
+    done = client.post(reverse("annotate:manage-gold-remove", args=[campaign.slug, second.pk]), follow=True).content.decode()
+    assert "is no longer gold" in done and not GoldLabel.objects.exists() and not Item.objects.get(document=document).is_control
     worker = make_worker()
     client.force_login(worker.user)
     assert client.get(api).status_code == 403
+    assert client.delete(detail).status_code == 403
     with pytest.raises(InvalidSubmission, match="unknown error category"):
         set_gold_label(summary, 0, False, "Nope")
 

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Campaign, GoldLabel, GoldSource, Participation, Summary
-from annotate.services.control_items import set_gold_label
+from annotate.services.control_items import remove_gold_label, set_gold_label
 from annotate.services.errors import InvalidSubmission
 from annotate.services.pay_rules import release_held_pay
 
@@ -61,6 +61,18 @@ class GoldLabelList(APIView):
         except InvalidSubmission as exc:
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         return Response(GoldLabelSerializer(label).data, status=status.HTTP_201_CREATED)
+
+
+class GoldLabelDetail(APIView):
+    """DELETE: take one gold label away; the sentence stops being a control sentence (204)."""
+
+    permission_classes = (IsAdmin,)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, slug: str, label_id: int) -> Response:
+        label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=label_id, summary__document__campaign__slug=slug)
+        remove_gold_label(label)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class ReleaseHeldPay(APIView):

@@ -165,9 +165,6 @@ class _BumpProtocol(Protocol):
     # An edit's bonus waits for its expert review (``annotate.services.pay_rules.settle_edit_bonus``).
     bonus_at_submission = False
 
-    def bonus_without_score(self, campaign: Campaign) -> bool:
-        return True  # BUMP has no control sentences: its quality is the review
-
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": False, "checks": False, "entity_check": False, "review": True}
 

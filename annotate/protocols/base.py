@@ -136,10 +136,6 @@ class Protocol(ABC):
         """The next ``window`` items the worker may take, best first (default: items under way first, then campaign order)."""
         return list(candidates[:window])
 
-    def bonus_without_score(self, campaign: Campaign) -> bool:
-        """Whether a submission earns the item bonus before any quality score exists (campaigns without traps always do)."""
-        return campaign.trap_rate == 0
-
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         """Which checks the worker rules announce: control sentences, the reading check, expert review."""
         return {"traps": False, "checks": False, "entity_check": False, "review": False}

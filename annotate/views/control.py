@@ -17,6 +17,7 @@ from annotate.models import (
 from annotate.services.control_items import (
     gold_from_crowd,
     gold_from_imported_labels,
+    remove_gold_label,
     set_gold_label,
     worker_quality,
 )
@@ -69,6 +70,16 @@ def set_gold(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"The label was not saved: {exc}.")
     else:
         messages.success(request, f"Sentence {sentence} of summary {summary_id} is now gold ({label}).")
+    return redirect("annotate:manage-control", slug)
+
+
+@staff_required
+@require_POST
+def remove_gold(request: HttpRequest, slug: str, label_id: int) -> HttpResponse:
+    """Take one gold label away (a sentence that should not be a control sentence)."""
+    label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=label_id, summary__document__campaign__slug=slug)
+    remove_gold_label(label)
+    messages.success(request, f"Sentence {label.sentence_index + 1} of summary {label.summary_id} is no longer gold.")
     return redirect("annotate:manage-control", slug)
 
 
