@@ -122,6 +122,9 @@ def test_an_edit_bonus_is_held_while_the_workers_pay_is_held_and_settled_from_th
     assert worker_total(worker, task1) == Decimal("1.00")
     held = PayDecision.objects.filter(worker=worker, kind=PayDecisionKind.HELD)
     assert held.count() == 2 and all("edit bonus held for review: consistently fast" in d.reason for d in held)
+    # Accepted again while still held: held once, not twice.
+    review_edit(kept.pk, reviewer, "correct", campaign_id=task1.pk, corrected_type="extrinsic_entity")
+    assert PayDecision.objects.filter(worker=worker, kind=PayDecisionKind.HELD).count() == 2
     # One decision is undone while the pay is held: the release pays only what the review owes now, once.
     undo_review(undone.pk, reviewer, campaign_id=task1.pk)
     released = release_held_pay(Participation.objects.get(pk=participation.pk), user=reviewer)

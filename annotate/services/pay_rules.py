@@ -212,9 +212,11 @@ def _settle_edit_bonus(edit: Edit, participation: Participation) -> Decimal:
     if delta == 0:
         return delta
     if delta > 0 and participation.pay_held:
-        holds = PayDecision.objects.filter(key__startswith=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:").count()
-        _record(participation, edit.assignment, key=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:{holds}", kind=PayDecisionKind.HELD,
-                amount=delta, reason=f"edit bonus held for review: {participation.pay_held_reason or 'pay held for review'}")
+        holds = list(PayDecision.objects.filter(key__startswith=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:").values_list("key", flat=True))
+        released = set(PayDecision.objects.filter(key__in=[f"released:{k}" for k in holds]).values_list("key", flat=True))
+        if all(f"released:{k}" in released for k in holds):  # held once per hold: a re-accepted edit is not held twice
+            _record(participation, edit.assignment, key=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:{len(holds)}", kind=PayDecisionKind.HELD,
+                    amount=delta, reason=f"edit bonus held for review: {participation.pay_held_reason or 'pay held for review'}")
         return Decimal(0)
     reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
     add_ledger_entry(
