@@ -69,8 +69,8 @@ class GoldLabelDetail(APIView):
     permission_classes = (IsAdmin,)
 
     @extend_schema(responses={204: None})
-    def delete(self, request, slug: str, label_id: int) -> Response:
-        label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=label_id, summary__document__campaign__slug=slug)
+    def delete(self, request, slug: str, pk: int) -> Response:
+        label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=pk, summary__document__campaign__slug=slug)
         remove_gold_label(label)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

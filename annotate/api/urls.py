@@ -42,7 +42,7 @@ urlpatterns = [
     path("campaigns/<slug:slug>/report/outputs/<str:filename>", report_outputs.ReportOutputView.as_view(), name="campaign-report-output"),
     path("campaigns/<slug:slug>/export/", views.ExportView.as_view(), name="campaign-export"),
     path("campaigns/<slug:slug>/gold/", control.GoldLabelList.as_view(), name="campaign-gold"),
-    path("campaigns/<slug:slug>/gold/<int:label_id>/", control.GoldLabelDetail.as_view(), name="campaign-gold-detail"),
+    path("campaigns/<slug:slug>/gold/<int:pk>/", control.GoldLabelDetail.as_view(), name="campaign-gold-detail"),
     path("campaigns/<slug:slug>/participations/<int:pk>/release-pay/", control.ReleaseHeldPay.as_view(), name="campaign-release-pay"),
     path("campaigns/<slug:slug>/", include(campaign_router.urls)),
     path("", include(router.urls)),
