@@ -1,7 +1,7 @@
 """Small helpers to create campaigns, documents and workers in tests (shared by the FRANK and BUMP tests)."""
 from __future__ import annotations
 
-from itertools import count
+from itertools import count, cycle
 
 from django.contrib.auth import get_user_model
 
@@ -12,8 +12,10 @@ from annotate.models import (
     CampaignStatus,
     Document,
     Item,
+    JudgementSource,
     Participation,
     QualificationStatus,
+    SentenceJudgement,
     Summary,
     Trap,
     Worker,
@@ -105,3 +107,20 @@ def make_bump_document(campaign: Campaign, *, reference: str = BUMP_REFERENCE, a
     else:
         Item.objects.create(campaign=campaign, document=document, summary=summary, position=n)
     return summary
+
+
+def make_judged_campaign(documents: int = 3) -> tuple[Campaign, list[Worker], list[tuple[int, int]]]:
+    """A campaign of ``documents`` distinct articles whose summary sentences three human workers judged with
+    a fixed pattern of agreement and 2-to-1 splits (imported judgements). Returns the campaign, the workers
+    and the judged (summary id, sentence index) units."""
+    campaign = make_campaign()
+    for k in range(documents):  # distinct articles: distinct prompts for a model annotator
+        make_document(campaign, article=[f"Report number {k} from the council.", *ARTICLE])
+    humans = [make_worker() for _ in range(3)]
+    units = [(s.pk, i) for s in Summary.objects.filter(document__campaign=campaign).order_by("id") for i in range(len(s.sentences))]
+    pattern = cycle([(1, 1, 0), (0, 0, 0), (1, 1, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1), (0, 0, 1)])
+    for (summary_id, index), labels in zip(units, pattern):
+        for worker, factual in zip(humans, labels):
+            SentenceJudgement.objects.create(summary_id=summary_id, sentence_index=index, worker=worker, factual=bool(factual),
+                                             categories=[] if factual else ["EntE"], source=JudgementSource.IMPORTED)
+    return campaign, humans, units

@@ -56,22 +56,10 @@ def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
 
 
 def test_dashboard_shows_how_certain_the_sentence_labels_are(client):
-    import itertools
-
-    from annotate.models import JudgementSource, SentenceJudgement, Summary
-    from tests.factories import ARTICLE, make_campaign, make_document, make_worker
+    from tests.factories import make_judged_campaign
 
     cache.clear()
-    campaign = make_campaign()
-    for k in range(4):
-        make_document(campaign, article=[f"Report number {k} from the council.", *ARTICLE])
-    humans = [make_worker() for _ in range(3)]
-    units = [(s.pk, i) for s in Summary.objects.filter(document__campaign=campaign).order_by("id") for i in range(len(s.sentences))]
-    pattern = itertools.cycle([(1, 1, 0), (0, 0, 0), (1, 1, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1), (0, 0, 1)])
-    for (summary_id, index), labels in zip(units, pattern):
-        for worker, factual in zip(humans, labels):
-            SentenceJudgement.objects.create(summary_id=summary_id, sentence_index=index, worker=worker, factual=bool(factual),
-                                             categories=[] if factual else ["EntE"], source=JudgementSource.IMPORTED)
+    campaign, _, units = make_judged_campaign(4)
     client.force_login(get_user_model().objects.create_user("staff-labels", is_staff=True))
     response = client.get(reverse("metrics_service:dashboard", args=[campaign.slug]))
     html = response.content.decode()

@@ -48,20 +48,10 @@ def test_good_answers_are_read():
 
 # -- against the server -----------------------------------------------------------------------------------
 def _campaign_with_humans():
-    """Three documents (9 summary sentences) judged by three human workers with a fixed pattern."""
-    from tests.factories import ARTICLE, make_campaign, make_document, make_worker
+    """Three documents judged by three human workers with a fixed pattern."""
+    from tests.factories import make_judged_campaign
 
-    campaign = make_campaign()
-    for k in range(3):  # distinct articles: distinct prompts (identical ones would be answered from the cache)
-        make_document(campaign, article=[f"Report number {k} from the council.", *ARTICLE])
-    humans = [make_worker() for _ in range(3)]
-    units = [(s.pk, i) for s in Summary.objects.filter(document__campaign=campaign).order_by("id") for i in range(len(s.sentences))]
-    pattern = itertools.cycle([(1, 1, 0), (0, 0, 0), (1, 1, 1), (1, 0, 1), (0, 1, 0), (1, 1, 1), (0, 0, 1)])
-    for (summary_id, index), labels in zip(units, pattern):
-        for worker, factual in zip(humans, labels):
-            SentenceJudgement.objects.create(summary_id=summary_id, sentence_index=index, worker=worker, factual=bool(factual),
-                                             categories=[] if factual else ["EntE"], source=JudgementSource.IMPORTED)
-    return campaign, humans, units
+    return make_judged_campaign(3)
 
 
 def _cohen(a: list[bool], b: list[bool]) -> float:
