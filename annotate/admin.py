@@ -1,12 +1,31 @@
 """Django admin for every annotation model: enough to run a campaign before the dashboards exist."""
+from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q, Sum
 
 from . import models
 
 
+class CampaignAdminForm(forms.ModelForm):
+    """The admin's campaign form, refusing settings the kind cannot honour (as the API does)."""
+
+    class Meta:
+        model = models.Campaign
+        fields = "__all__"
+
+    def clean(self):
+        cleaned = super().clean()
+        from .services.campaigns import campaign_setting_problems
+
+        if cleaned.get("kind"):
+            for field, message in campaign_setting_problems(cleaned["kind"], cleaned).items():
+                self.add_error(field if field in self.fields else None, message)
+        return cleaned
+
+
 @admin.register(models.Campaign)
 class CampaignAdmin(admin.ModelAdmin):
+    form = CampaignAdminForm
     list_display = ("slug", "name", "kind", "status", "redundancy", "item_count", "submitted_count", "active_count", "created_at")
     list_filter = ("kind", "status")
     search_fields = ("slug", "name")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
@@ -66,6 +67,41 @@ def test_a_bump_campaign_gets_bump_defaults_by_every_creation_path(superuser, sa
     # A FRANK campaign by the same paths keeps FRANK's rules.
     frank = api.post("/api/campaigns/", {"slug": "frank-api", "name": "F", "kind": "frank"}, format="json").json()
     assert (frank["redundancy"], frank["qualification_pass_score"]) == (3, 0.85)
+
+
+def test_adaptive_redundancy_is_refused_where_workers_label_no_sentences(superuser, client):
+    # BUMP's workers write edits: there are no sentence labels whose certainty could stop an item.
+    message = "do not label sentences"
+    with pytest.raises(ValidationError, match=message):
+        create_campaign(slug="bump-adaptive", name="B", kind="bump_taxonomy", fields={"adaptive_redundancy": True})
+    api = APIClient()
+    api.force_authenticate(superuser)
+    refused = api.post("/api/campaigns/", {"slug": "bump-api", "name": "B", "kind": "bump_free", "adaptive_redundancy": True}, format="json")
+    assert refused.status_code == 400 and message in refused.json()["adaptive_redundancy"][0]
+    bump = create_campaign(slug="bump-fixed", name="B", kind="bump_taxonomy")
+    changed = api.patch(f"/api/campaigns/{bump.slug}/", {"adaptive_redundancy": True}, format="json")
+    assert changed.status_code == 400 and "adaptive_redundancy" in changed.json()
+    frank = api.post("/api/campaigns/", {"slug": "frank-adaptive", "name": "F", "kind": "frank", "adaptive_redundancy": True}, format="json")
+    assert frank.status_code == 201 and frank.json()["adaptive_redundancy"] is True
+    assert not Campaign.objects.filter(slug__in=["bump-adaptive", "bump-api"]).exists()
+    assert not Campaign.objects.get(slug="bump-fixed").adaptive_redundancy
+    # The admin's form says the same.
+    client.force_login(superuser)
+    form = client.get(f"/admin/annotate/campaign/{bump.pk}/change/").context["adminform"].form
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif isinstance(value, list):
+            data[name] = [str(v) for v in value]
+        elif value not in (None, ""):
+            data[name] = value
+    data["adaptive_redundancy"] = "on"
+    page = client.post(f"/admin/annotate/campaign/{bump.pk}/change/", data)
+    assert page.status_code == 200 and message in page.content.decode()
+    assert not Campaign.objects.get(pk=bump.pk).adaptive_redundancy
 
 
 def test_explicit_values_win_over_the_defaults_and_the_codes_must_differ():

@@ -164,6 +164,7 @@ class _BumpProtocol(Protocol):
     export_formats: ClassVar[Mapping[str, str]] = {"bump": "BUMP's minimal pairs"}
     # An edit's bonus waits for its expert review (``annotate.services.pay_rules.settle_edit_bonus``).
     bonus_at_submission = False
+    labels_sentences = False  # its items are edits: no sentence labels for adaptive redundancy to stop on
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": False, "checks": False, "entity_check": False, "review": True}

@@ -103,6 +103,9 @@ class Protocol(ABC):
     export_parts: ClassVar[tuple[str, ...]] = ()
     #: Pay the item bonus when the item is submitted (False: the protocol settles it later, e.g. after a review).
     bonus_at_submission: ClassVar[bool] = True
+    #: Workers label summary sentences: a label model aggregates them, and adaptive redundancy can stop an
+    #: item on its labels' posteriors (False: the work is something else, e.g. BUMP's edits).
+    labels_sentences: ClassVar[bool] = True
 
     # ------------------------------------------------------------------ pages and preparation
 

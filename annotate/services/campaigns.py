@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,6 +30,19 @@ class CampaignStateError(ValueError):
     pass
 
 
+def campaign_setting_problems(kind: str, values: Mapping[str, object]) -> dict[str, str]:
+    """Settings that the campaign's kind cannot honour, by field (empty when all apply). ``values``: the
+    campaign's fields as they would be saved. Checked by every path that writes settings (API, admin, service)."""
+    problems = {}
+    protocol = protocol_for(kind)
+    if values.get("adaptive_redundancy") and not protocol.labels_sentences:
+        problems["adaptive_redundancy"] = (
+            f"adaptive redundancy stops an item when its sentence labels are certain; a {kind} campaign's workers "
+            f"do not label sentences, so it takes a fixed redundancy"
+        )
+    return problems
+
+
 def protocol_defaults(kind: str, *, given: Iterable[str] = ()) -> dict[str, object]:
     """The kind's defaults for the fields not in ``given`` (for forms that build the campaign themselves)."""
     given = set(given)
@@ -46,6 +60,9 @@ def create_campaign(*, slug: str, name: str, kind: str, fields: Mapping[str, obj
     with transaction.atomic():
         campaign = Campaign(slug=slug, name=name, kind=kind, **values)
         campaign.full_clean(exclude=["researchers"], validate_unique=False)
+        problems = campaign_setting_problems(kind, values)
+        if problems:
+            raise ValidationError(problems)
         campaign.save()
         if researchers:
             campaign.researchers.set(researchers)

@@ -11,6 +11,8 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from annotate.models import Campaign
+from annotate.protocols import PROTOCOLS
+from annotate.services.campaigns import campaign_setting_problems
 from annotate.providers import study_links
 
 #: The field an API client is told about when a campaign constraint refuses its values.
@@ -58,6 +60,9 @@ class CampaignSerializer(serializers.ModelSerializer):
             except DjangoValidationError as exc:
                 field = CONSTRAINT_FIELDS.get(constraint.name, api_settings.NON_FIELD_ERRORS_KEY)
                 errors.setdefault(field, []).extend(exc.messages)
+        if campaign.kind in PROTOCOLS:  # an unknown kind is the kind field's own error
+            for field, message in campaign_setting_problems(campaign.kind, vars(campaign)).items():
+                errors.setdefault(field, []).append(message)
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
