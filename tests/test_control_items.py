@@ -332,9 +332,15 @@ def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
     # them with the article. The bot at a human pace scores well on them, and is still owed no bonus, even
     # where the campaign asks no confidence of the score.
     campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0, bonus_confidence=0.0)
+    admin = Client()
+    admin.force_login(make_worker(staff=True).user)
+    control_page = reverse("annotate:manage-control", args=[campaign.slug])
+    assert 'id="no-bonus-evidence"' not in admin.get(control_page).content.decode()
     GoldLabel.objects.filter(summary__document__campaign=campaign).delete()
     refresh_control_items(campaign)
     assert campaign_has_checks(campaign) and not Item.objects.filter(campaign=campaign, is_control=True).exists()
+    # The control page tells the admin at once that no bonus can be paid, and why.
+    assert "No item bonus can be paid yet" in admin.get(control_page).content.decode()
     bot = make_worker()
     client = Client()
     client.force_login(bot.user)

@@ -13,6 +13,8 @@ from annotate.models import (
     Participation,
     PayDecision,
     Summary,
+    Trap,
+    TrapSource,
 )
 from annotate.services.control_items import (
     gold_from_crowd,
@@ -40,6 +42,9 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         "workers": [{"participation": p, "quality": worker_quality(p)} for p in participations],
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
         "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
+        # Bonuses need erroneous sentences whose label the page does not give away (services/pay_rules.py).
+        "bonus_evidence": gold.filter(factual=False).count()
+        + Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0).count(),
     })
 
 
