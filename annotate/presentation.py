@@ -39,7 +39,6 @@ _AMOUNT = re.compile(r"^\d[\d.,]*(?:m|bn|k|million|billion)?[.,;:!?)\]]*$", re.I
 _AMOUNT_SUFFIX = {"m", "bn", "k"}
 _CLOSE_THEN_WORD = re.compile(r"([”’])(?=[^\W_])")
 _CLOSE_DOUBLE_THEN_WORD = re.compile(r"”(?=[^\W_])")
-_SPACES = re.compile(r"\s+")
 _FINAL_PUNCT = re.compile(r"[.!?…]+[\"'’”)]*$")
 # A word for casing: letters with inner apostrophes, dots or hyphens ("o'neill", "u.s.", "co-owner").
 _CASED_WORD = re.compile(r"[^\W\d_]+(?:['’.\-][^\W\d_]+)*\.?")

@@ -32,6 +32,21 @@ def superuser(django_user_model):
     return django_user_model.objects.create_superuser("proto-admin", "a@example.org", "pw-factlab-1")
 
 
+def _admin_form_data(form) -> dict:
+    """What the Django admin's form posts when nothing is changed (checkboxes as "on", empty fields left out)."""
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if isinstance(value, bool):
+            if value:
+                data[name] = "on"
+        elif isinstance(value, list):
+            data[name] = [str(v) for v in value]
+        elif value not in (None, ""):
+            data[name] = value
+    return data
+
+
 def test_a_bump_campaign_gets_bump_defaults_by_every_creation_path(superuser, samples_dir, client):
     # The API.
     api = APIClient()
@@ -46,15 +61,7 @@ def test_a_bump_campaign_gets_bump_defaults_by_every_creation_path(superuser, sa
     # The admin's add page: fields left as the form offers them take the kind's defaults.
     client.force_login(superuser)
     page = client.get("/admin/annotate/campaign/add/")
-    form = page.context["adminform"].form
-    data = {}
-    for name in form.fields:
-        value = form[name].value()
-        if isinstance(value, bool):
-            if value:
-                data[name] = "on"
-        elif value not in (None, ""):
-            data[name] = value
+    data = _admin_form_data(page.context["adminform"].form)
     data.update(slug="by-page", name="By page", kind="bump_taxonomy", pay_per_item="0.40")
     saved = client.post("/admin/annotate/campaign/add/", data)
     assert saved.status_code == 302, saved.content.decode()[:3000]
@@ -87,17 +94,7 @@ def test_adaptive_redundancy_is_refused_where_workers_label_no_sentences(superus
     assert not Campaign.objects.get(slug="bump-fixed").adaptive_redundancy
     # The admin's form says the same.
     client.force_login(superuser)
-    form = client.get(f"/admin/annotate/campaign/{bump.pk}/change/").context["adminform"].form
-    data = {}
-    for name in form.fields:
-        value = form[name].value()
-        if isinstance(value, bool):
-            if value:
-                data[name] = "on"
-        elif isinstance(value, list):
-            data[name] = [str(v) for v in value]
-        elif value not in (None, ""):
-            data[name] = value
+    data = _admin_form_data(client.get(f"/admin/annotate/campaign/{bump.pk}/change/").context["adminform"].form)
     data["adaptive_redundancy"] = "on"
     page = client.post(f"/admin/annotate/campaign/{bump.pk}/change/", data)
     assert page.status_code == 200 and message in page.content.decode()

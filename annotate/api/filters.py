@@ -24,7 +24,6 @@ from annotate.models import (
     AssignmentStatus,
     Campaign,
     CampaignStatus,
-    Dataset,
     Document,
     Edit,
     ImportJob,
@@ -39,7 +38,6 @@ from annotate.models import (
     Worker,
 )
 
-DATASET_CHOICES = Dataset.choices
 SPLIT_CHOICES = [(v, label) for v, label in Split.choices if v]
 WORKER_STATUS_CHOICES = [("any", "Any worker"), ("active", "Not blocked"), ("blocked", "Blocked (globally or here)")]
 

@@ -38,8 +38,8 @@ class CampaignStatus(models.TextChoices):
     FINISHED = "finished", "Finished"
 
 
-def _share(default: float) -> models.FloatField:
-    return models.FloatField(default=default, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)])
+def _share(default: float, help_text: str = "") -> models.FloatField:
+    return models.FloatField(default=default, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)], help_text=help_text)
 
 
 class Campaign(models.Model):
@@ -90,26 +90,17 @@ class Campaign(models.Model):
     min_seconds_per_sentence = models.FloatField(default=2.0, validators=[MinValueValidator(0.0)])
     relevant_sentences_k = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(20)])
     # Control items: real items whose label is known (GoldLabel), scored by balanced accuracy (services/control_items.py)
-    control_share = models.FloatField(
-        default=0.2, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text="Share of each worker's items that carry gold labels (drawn at random per claim, not every k-th).",
-    )
+    control_share = _share(0.2, "Share of each worker's items that carry gold labels (drawn at random per claim, not every k-th).")
     control_min_per_class = models.PositiveSmallIntegerField(
         default=2, validators=[MinValueValidator(1), MaxValueValidator(100)],
         help_text="Checked answers needed on factual AND on erroneous sentences before the balanced score decides.",
     )
-    control_block_threshold = models.FloatField(
-        default=0.60, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text="A worker whose balanced quality score (0.5 = chance) falls below this is blocked.",
-    )
+    control_block_threshold = _share(0.60, "A worker whose balanced quality score (0.5 = chance) falls below this is blocked.")
     bonus_confidence = models.FloatField(
         default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(0.999)],
         help_text="The bonus needs the balanced score's lower confidence bound (Wilson, per class) at the bonus threshold; 0: the score itself.",
     )
-    crowd_gold_posterior = models.FloatField(
-        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
-        help_text="0: off. Else a sentence becomes gold once trusted workers agree on it with at least this posterior.",
-    )
+    crowd_gold_posterior = _share(0.0, "0: off. Else a sentence becomes gold once trusted workers agree on it with at least this posterior.")
     # BUMP editing
     max_edit_distance = models.PositiveSmallIntegerField(default=6, validators=[MinValueValidator(1), MaxValueValidator(100)])
     exclusive_with = models.ForeignKey(

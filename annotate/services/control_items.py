@@ -31,7 +31,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 
-from annotate.frank.typology import BY_CODE  # a plain data module
+from annotate.frank.typology import BY_CODE, CODES  # a plain data module
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -57,7 +57,6 @@ from .errors import InvalidSubmission
 #: Imported judgements of one sentence needed before their majority is gold, and the share that must agree.
 MIN_IMPORTED_VOTES = 3
 #: FRANK's per-category human scores that name an error category (``Flip_*`` and the groups are not codes).
-FRANK_SCORE_CATEGORIES = ("RelE", "EntE", "CircE", "OutE", "GramE", "CorefE", "LinkE", "OtherE")
 #: Collected judgements of one sentence, from trusted workers, before a crowd label can become gold.
 MIN_CROWD_WORKERS = 3
 
@@ -75,7 +74,7 @@ def _sentence_count(summary: Summary) -> int:
 
 def _frank_category(scores: dict) -> str:
     """The one error category a one-sentence FRANK summary's per-category scores name ('' if none or several)."""
-    named = [code for code in FRANK_SCORE_CATEGORIES if isinstance(scores.get(code), (int, float)) and scores[code] < 1.0]
+    named = [code for code in CODES if isinstance(scores.get(code), (int, float)) and scores[code] < 1.0]
     named += ["OtherE"] if isinstance(scores.get("Other"), (int, float)) and scores["Other"] < 1.0 else []
     return named[0] if len(set(named)) == 1 else ""
 
@@ -170,9 +169,11 @@ def refresh_control_items(campaign: Campaign, documents: Iterable[int] | None = 
     when one of the document's original summaries (not edits) has.
     """
     items = Item.objects.filter(campaign=campaign)
-    if documents is not None:
-        items = items.filter(document_id__in=list(documents))
     gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
+    if documents is not None:  # one admin label need not read the whole campaign's gold
+        documents = list(documents)
+        items = items.filter(document_id__in=documents)
+        gold = gold.filter(summary__document_id__in=documents)
     gold_summaries = set(gold.values_list("summary_id", flat=True).distinct())
     gold_documents = set(gold.filter(summary__edited_from__isnull=True).values_list("summary__document_id", flat=True).distinct())
     control, plain = [], []
