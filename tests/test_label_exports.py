@@ -1,6 +1,6 @@
 """Posteriors leave the platform: after a refit of the campaign's label model, every judgement row of the
-jsonl, csv and Parquet exports carries its sentence's label, posterior and interval, the dataset card says
-so, and the participations API shows each worker's ability."""
+jsonl, csv and Parquet exports carries its sentence's label, posterior and interval and the judging worker's
+ability, the dataset card says so, and the participations API shows each worker's ability."""
 from __future__ import annotations
 
 import csv
@@ -38,6 +38,14 @@ def test_exports_and_participations_carry_posteriors_after_a_refit(campaign, res
         label = labels[(r["summary_id"], r["sentence_index"])]
         assert r["label_posterior"] == pytest.approx(label.posterior) and r["label_factual"] == label.factual
         assert r["label_low"] <= r["label_posterior"] <= r["label_high"] and r["label_method"] == campaign.label_model
+    # Each row also carries the judging worker's ability under the same model.
+    # (a worker without a participation here, e.g. an imported annotator, has none: empty, not invented).
+    ability = dict(Participation.objects.filter(campaign=campaign).values_list("worker_id", "label_ability"))
+    expected = [ability.get(w) for w in SentenceJudgement.objects.filter(summary__document__campaign=campaign).values_list("worker_id", flat=True)]
+    exported = [r["worker_ability"] for r in rows]
+    assert any(a is not None for a in expected) and exported.count(None) == expected.count(None)
+    assert sorted(a for a in exported if a is not None) == pytest.approx(sorted(a for a in expected if a is not None))
+    assert all(r["worker_ability"] is None for r in before)
     text = _body(researcher_client.get(f"{C}/export/?format=csv&rows=judgements")).decode()
     cells = list(csv.DictReader(io.StringIO(text)))
     assert all(float(c["label_low"]) <= float(c["label_posterior"]) <= float(c["label_high"]) for c in cells)
@@ -48,6 +56,8 @@ def test_exports_and_participations_carry_posteriors_after_a_refit(campaign, res
 
     table = pq.read_table(tmp_path / "data" / "judgements.parquet")
     assert str(table.schema.field("label_posterior").type) == "double"
+    parquet_ability = [a for a in table.column("worker_ability").to_pylist() if a is not None]
+    assert sorted(parquet_ability) == pytest.approx(sorted(a for a in exported if a is not None))
     assert sorted(table.column("label_posterior").to_pylist()) == pytest.approx(sorted(r["label_posterior"] for r in rows))
     assert "## Label uncertainty" in (tmp_path / "README.md").read_text()
 

@@ -32,6 +32,7 @@ _TYPES: dict[str, pa.DataType] = {
         f"label_{name}": pa.float64() for name in (
             "posterior", "low", "high", "categories_posterior", "categories_low", "categories_high", "difficulty")
     },
+    "worker_ability": pa.float64(),
 }
 _LABEL_COLUMNS = (
     "label_method", "label_factual", "label_posterior", "label_low", "label_high", "label_categories",
@@ -39,7 +40,7 @@ _LABEL_COLUMNS = (
 )
 _COMMON = ("record_type", "campaign", "document_id", "dataset", "split", "summary_id", "system")
 KIND_COLUMNS: dict[str, tuple[str, ...]] = {
-    "judgements": (*_COMMON, "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source", "created_at", *_LABEL_COLUMNS),
+    "judgements": (*_COMMON, "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source", "created_at", *_LABEL_COLUMNS, "worker_ability"),
     "edits": (
         *_COMMON, "worker", "source", "requested_error_type", "corrected_error_type", "not_applicable", "edited_summary_id",
         "edit_text", "word_distance", "review_status", "created_at",
@@ -138,7 +139,8 @@ def dataset_card(campaign: Campaign, tables: list[Table], license_id: str) -> st
         f"Each judgement row carries its sentence's aggregated label under the `{campaign.label_model}` label model:",
         "`label_posterior` is the posterior probability of `label_factual`, `label_low`/`label_high` its 95% Jeffreys",
         "interval over the sentence's judgements, `label_categories*` the same for the error categories and",
-        "`label_difficulty` GLAD's item difficulty (empty for other models). Empty until the model was fitted.",
+        "`label_difficulty` GLAD's item difficulty (empty for other models), and `worker_ability` the judging worker's",
+        "ability under the same model (GLAD's alpha; else their reliability). Empty until the model was fitted.",
     ]
     lines += [
         "", "## License", "",

@@ -45,6 +45,8 @@ COLUMNS: tuple[str, ...] = (
         "method", "factual", "posterior", "low", "high", "categories", "categories_posterior", "categories_low",
         "categories_high", "difficulty",
     )),
+    # The judging worker's ability under the same label model (GLAD's alpha, else their reliability).
+    "worker_ability",
 )
 # Judgement-row columns read from the stored SentenceLabel of the judged sentence.
 LABEL_FIELDS = {
@@ -157,12 +159,14 @@ def iter_rows(
     base = dict.fromkeys(COLUMNS, None)
     if "judgements" in kinds:
         label = SentenceLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index"))
+        ability = Participation.objects.filter(worker_id=OuterRef("worker_id"), campaign=campaign).values("label_ability")[:1]
         rows = campaign_judgements(campaign, filters).order_by("id").annotate(
-            **{column: Subquery(label.values(field)[:1]) for column, field in LABEL_FIELDS.items()}
+            **{column: Subquery(label.values(field)[:1]) for column, field in LABEL_FIELDS.items()},
+            worker_ability=Subquery(ability),
         ).values(
             "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
             "summary__document__split", "sentence_index", "worker_id", "factual", "categories", "lead_time_seconds",
-            "source", "created_at", *LABEL_FIELDS,
+            "source", "created_at", "worker_ability", *LABEL_FIELDS,
         )
         for r in rows.iterator(chunk_size=chunk_size):
             yield {
@@ -172,7 +176,7 @@ def iter_rows(
                 "sentence_index": r["sentence_index"], "worker": name(r["worker_id"]), "factual": r["factual"],
                 "categories": list(r["categories"] or []), "lead_time_seconds": r["lead_time_seconds"],
                 "source": r["source"], "created_at": _iso(r["created_at"]),
-                **{column: r[column] for column in LABEL_FIELDS},
+                **{column: r[column] for column in LABEL_FIELDS}, "worker_ability": r["worker_ability"],
             }
     if "edits" in kinds:
         rows = campaign_edits(campaign, filters).order_by("id").values(
