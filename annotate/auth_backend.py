@@ -4,11 +4,22 @@ Every worker page needs both; joined, the session's user costs one query per req
 """
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.core.exceptions import PermissionDenied
+
+from annotate.demo_accounts import is_published_credential
 
 
 class WorkerAwareBackend(ModelBackend):
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        # A database seeded by the demo keeps its accounts; in production their published passwords open nothing.
+        # PermissionDenied (not None) so that the plain model backend listed after this one is not asked either.
+        if settings.PRODUCTION and is_published_credential(username, password):
+            raise PermissionDenied("published demo credentials are refused in production")
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
     def get_user(self, user_id):
         try:
             user = get_user_model()._default_manager.select_related("worker").get(pk=user_id)

@@ -5,18 +5,19 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.bump.review import make_reviewer
+from annotate.bump.services import create_bump_campaign
+from annotate.demo_accounts import DEMO_REVIEWER, refuse_in_production
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, CampaignKind, CampaignStatus
-from annotate.bump.services import create_bump_campaign
 from annotate.protocols import kinds_of_family
 from annotate.services.campaigns import set_campaign_status
 from annotate.services.crowd import ensure_prolific_codes
 from annotate.services.imports import import_dataset
-from annotate.bump.review import make_reviewer
 
 TASK1_SLUG = "bump-task1"
 TASK2_SLUG = "bump-task2"
-REVIEWER = ("demo-reviewer", "factlab-reviewer")
+REVIEWER = DEMO_REVIEWER
 
 
 def default_samples_dir() -> Path:
@@ -33,6 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--samples", type=Path, default=None, help="Folder with bump_task1_sample.json and bump_task2_sample.json.")
 
     def handle(self, *args, **options):
+        refuse_in_production("setup_bump_demo")
         samples = options["samples"] or default_samples_dir()
         task1 = Campaign.objects.filter(slug=TASK1_SLUG).first() or create_bump_campaign(
             TASK1_SLUG, "BUMP Task 1 demo: introduce a given error type", CampaignKind.BUMP_TAXONOMY,

@@ -5,10 +5,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.demo_accounts import DEMO_ADMIN, DEMO_ANNOTATOR, refuse_in_production
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, CampaignStatus, Worker
-from annotate.services.crowd import ensure_prolific_codes
 from annotate.services.campaigns import set_campaign_status
+from annotate.services.crowd import ensure_prolific_codes
 from annotate.services.imports import import_dataset
 
 from ._progress import TerminalProgress
@@ -16,8 +17,8 @@ from ._progress import TerminalProgress
 DEMO_SLUG = "frank-demo"
 DEMO_USERS = (
     # username, password, staff
-    ("demo-admin", "factlab-admin", True),
-    ("demo-annotator", "factlab-annotator", False),
+    (*DEMO_ADMIN, True),
+    (*DEMO_ANNOTATOR, False),
 )
 
 
@@ -34,6 +35,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
+        refuse_in_production("setup_demo")
         frank_dir = options["frank_data"] or default_frank_data()
         progress = TerminalProgress("import FRANK", enabled=not options["no_progress"])
         try:
