@@ -29,6 +29,8 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from sklearn.metrics import roc_auc_score, roc_curve
 
+from annotate.safe_csv import frame_csv
+
 TABLE_FORMATS = {"csv": "csv", "latex": "tex"}
 FIGURE_FORMATS = ("svg", "png")
 MAX_SCATTER_POINTS = 3000
@@ -176,7 +178,7 @@ def report_tables(report: dict, subsets: dict[str, dict] | None = None) -> dict[
 def render_table(table: pd.DataFrame, fmt: str) -> str:
     """``csv`` or ``latex`` text of a table (LaTeX: booktabs rules, special characters escaped)."""
     if fmt == "csv":
-        return table.to_csv()
+        return frame_csv(table)
     if fmt == "latex":
         return table.to_latex(escape=True, multicolumn=True, multicolumn_format="c")
     raise OutputError(f"unknown table format {fmt!r}; expected one of {', '.join(TABLE_FORMATS)}")

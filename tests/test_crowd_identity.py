@@ -17,7 +17,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from annotate.exporters.tabular import COLUMNS, csv_lines, neutralise_cell
+from annotate.exporters.tabular import COLUMNS, csv_lines
+from annotate.safe_csv import neutralise_cell
 from annotate.models import (
     Assignment,
     AssignmentStatus,

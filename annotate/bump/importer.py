@@ -74,23 +74,28 @@ def import_bump(store: Store, paths: list[Path], progress: Callable[[int, int | 
                 text for p in parsed if not store.has_document(p["article_id"]) for text in (p["article"], p["reference"], p["edited"])
             )
             for p in parsed:
-                document = store.document(
-                    p["article_id"], origin=p["origin"], id_field="article_id", dataset=Dataset.CNNDM, text=p["article"], sentences=lambda: store.sentences.split(p["article"]),
-                    metadata={"source": "bump"},
-                )
-                reference = store.summary(
-                    document, "reference", origin=p["origin"], text=p["reference"], is_reference=True, sentences=lambda: store.sentences.split(p["reference"])
-                )
-                edited = store.edited_summary(
-                    reference, f"bump:{p['pair_id']}", system="human-edit", text=p["edited"],
-                    sentences=lambda: store.sentences.split(p["edited"]), requested_error_type=p["error_type"],
-                    corrected_error_type=p["corrected"],
-                    metadata={"bump": p["source"]},
-                )
-                for metric, side, value in p["scores"]:
-                    store.score(reference if side == "reference" else edited, metric, value)
-                store.items_for_reference(document, reference)
-                store.report.records += 1
+                with store.problems.of_record():  # a value too long for its field names this record; the run goes on
+                    _store_pair(store, p)
                 done += 1
                 progress(done, None)
             store.sentences.clear()
+
+
+def _store_pair(store: Store, p: dict) -> None:
+    document = store.document(
+        p["article_id"], origin=p["origin"], id_field="article_id", dataset=Dataset.CNNDM, text=p["article"], sentences=lambda: store.sentences.split(p["article"]),
+        metadata={"source": "bump"},
+    )
+    reference = store.summary(
+        document, "reference", origin=p["origin"], text=p["reference"], is_reference=True, sentences=lambda: store.sentences.split(p["reference"])
+    )
+    edited = store.edited_summary(
+        reference, f"bump:{p['pair_id']}", origin=p["origin"], system="human-edit", text=p["edited"],
+        sentences=lambda: store.sentences.split(p["edited"]), requested_error_type=p["error_type"],
+        corrected_error_type=p["corrected"],
+        metadata={"bump": p["source"]},
+    )
+    for metric, side, value in p["scores"]:
+        store.score(reference if side == "reference" else edited, metric, value, origin=p["origin"], field=f"scores.{metric}_{side}")
+    store.items_for_reference(document, reference)
+    store.report.records += 1

@@ -6,9 +6,7 @@ not apply are empty) and are documented in ``docs/api.md``.
 """
 from __future__ import annotations
 
-import csv
 import json
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +24,7 @@ from annotate.models import (
     SentenceLabel,
     Summary,
 )
+from annotate.safe_csv import SafeCsvWriter
 
 from .pseudonyms import WorkerNamer
 
@@ -250,29 +249,6 @@ def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
     """One compact JSON object per row, newline-terminated."""
     for row in rows:
         yield json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-#: Leading characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
-FORMULA_LEADS = ("=", "+", "-", "@", "\t", "\r")
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
-
-
-def neutralise_cell(value: Any) -> Any:
-    """A CSV cell that no spreadsheet runs as a formula: text starting with ``= + - @``, tab or carriage
-    return gets a leading ``'`` (OWASP's advice); numbers, and text that is only a number, stay as they are."""
-    if isinstance(value, str) and value.startswith(FORMULA_LEADS) and not _PLAIN_NUMBER.fullmatch(value):
-        return "'" + value
-    return value
-
-
-class SafeCsvWriter:
-    """``csv.writer`` whose rows are neutralised cell by cell: every CSV export writes through it."""
-
-    def __init__(self, out: Any, **kwargs: Any) -> None:
-        self._writer = csv.writer(out, **kwargs)
-
-    def writerow(self, row: Iterable[Any]) -> Any:
-        return self._writer.writerow([neutralise_cell(v) for v in row])
 
 
 def _csv_cell(value: Any) -> Any:

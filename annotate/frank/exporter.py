@@ -11,7 +11,8 @@ Three kinds of files, like FRANK's data folder:
   sentences) and its 95% interval ``Factuality_low``, ``Factuality_high``.
 * ``human_annotations_sentence.json``: one record per summary with judgements: its sentences and, per
   sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error"), annotators being pseudonymised workers.
-* ``articles/<hash>.json``: the article, its lines, every system's summary (``<model>`` and ``<model>_lines``),
+* ``articles/<hash>.json``: (a slug and a hash of the id for ids that are no safe file name, see
+  :mod:`annotate.frank.article_files`; the id itself is the records' ``hash``) the article, its lines, every system's summary (``<model>`` and ``<model>_lines``),
   the reference (``Gold``/``Gold_lines``) and the entities; the gold fields (``negative_entity``, ``traps``)
   only when ``include_gold`` (admins).
 
@@ -31,6 +32,7 @@ from typing import Any
 
 from annotate.aggregation import frank_scores
 from annotate.exporters.streams import stream_json_array
+from annotate.frank.article_files import article_member
 from annotate.frank.typology import data_file_key
 from annotate.models import Campaign, Dataset, Document, SentenceLabel, Summary, Trap, TrapSource
 
@@ -250,7 +252,7 @@ def stream_frank_zip(
                         yield data
             yield sink.drain()
         for article_hash, record in iter_article_records(campaign, filters, include_gold=include_gold):
-            archive.writestr(f"articles/{article_hash}.json", json.dumps(record, ensure_ascii=False))
+            archive.writestr(article_member(article_hash), json.dumps(record, ensure_ascii=False))
             if data := sink.drain():
                 yield data
     yield sink.drain()

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from annotate.frank import typology as frank_typology
+from annotate.frank.article_files import article_stem
 from annotate.models import Dataset, Split, Summary
 
 from annotate.importers.base import ImportFailed, RecordReader, iter_json_array, load_json_file
-from annotate.importers.limits import safe_extract_zip
+from annotate.importers.limits import PATH_ID, safe_extract_zip
 from annotate.importers.store import Store
 
 DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM, "other": Dataset.OTHER}
@@ -91,7 +92,8 @@ def _import_sentence_judgements(store: Store, path: Path, summaries: dict[tuple[
                         categories = [frank_typology.normalize_code(c) for c in codes if c != NO_ERROR]
                     except ValueError as exc:
                         raise record.fail(str(exc), where) from exc
-                    store.judgement(summary, sentence_index, store.worker("frank", str(annotator)), not categories, categories)
+                    worker = store.worker("frank", str(annotator), origin=record, field=where)
+                    store.judgement(summary, sentence_index, worker, not categories, categories)
 
 
 def _import_frank_article(
@@ -100,9 +102,15 @@ def _import_frank_article(
 ) -> int:
     """One article with its annotated summaries and traps; returns how many summary records it read."""
     done = 0
-    article_path = articles_dir / f"{article_hash}.json"
+    # The id never becomes a path itself: FactLab's exports name other ids' files by a slug and a hash, and
+    # FRANK's own hashes (and older exports' plain ids) name theirs as they are.
+    article_path = articles_dir / f"{article_stem(article_hash)}.json"
+    if not article_path.is_file() and PATH_ID.fullmatch(article_hash):
+        article_path = articles_dir / f"{article_hash}.json"
     if not article_path.is_file():
-        raise ImportFailed(f"no article file for hash {article_hash}", path=annotations_path, record=records[0][0], field="hash")
+        raise ImportFailed(
+            f"no article file {article_path.name} for hash {article_hash[:80]!r}", path=annotations_path, record=records[0][0], field="hash"
+        )
     article = RecordReader(_read_article(article_path), path=article_path, index=article_hash)
     first = records[0][1]
     dataset_name = first.text("dataset")
@@ -115,7 +123,7 @@ def _import_frank_article(
     if not isinstance(entities, dict):
         raise article.fail("expected an object of entity counts", "entity_counter")
     document = store.document(
-        article_hash,
+        article_hash, origin=first, id_field="hash",
         dataset=DATASET_NAMES[dataset_name],
         split=split,
         text=article.text("article"),
@@ -132,7 +140,7 @@ def _import_frank_article(
     if reference_text:
         ref_lines = article.get("Gold_lines") if article.get("Gold") == reference_text else None
         store.summary(
-            document, "reference", text=reference_text, is_reference=True,
+            document, "reference", origin=article, system_field="Gold", text=reference_text, is_reference=True,
             sentences=ref_lines if isinstance(ref_lines, list) else [reference_text],
         )
     for index, record in records:
@@ -150,7 +158,7 @@ def _import_frank_article(
         if "Factuality" not in scores:
             raise record.fail("missing", "Factuality")
         imported[(article_hash, model)] = store.summary(
-            document, model, text=" ".join(line.strip() for line in lines), sentences=lines, human_scores=scores
+            document, model, origin=record, system_field="model_name", text=" ".join(line.strip() for line in lines), sentences=lines, human_scores=scores
         )
         done += 1
     traps = article.get("traps") or []
@@ -161,7 +169,7 @@ def _import_frank_article(
         if code not in frank_typology.TRAP_LABELS:
             raise article.fail(f"unknown trap code {code!r}; expected one of {', '.join(frank_typology.TRAP_LABELS)}", "traps")
         factual, category = frank_typology.TRAP_LABELS[code]
-        store.trap(document, code, sentence, factual, category or "")
+        store.trap(document, code, sentence, factual, category or "", origin=article)
     store.items_for_document(document)
     store.report.records += len(records)
     return done
@@ -174,7 +182,7 @@ def _import_frank_folder(store: Store, paths: list[Path], progress: Callable[[in
     for index, raw in iter_json_array(annotations_path):
         with store.problems.of_record():
             record = RecordReader(raw, path=annotations_path, index=index)
-            by_article[record.identifier("hash")].append((index, record))
+            by_article[record.text("hash")].append((index, record))
     total = sum(len(v) for v in by_article.values())
     done = 0
     progress(done, total)

@@ -166,9 +166,9 @@ def _run(
         for records in batches(path):
             store.sentences.prime(text for r in records for text in texts(r))
             for r in records:
-                document = write(r, seen)
-                store.items_for_document(document)
-                store.report.records += 1
+                with store.problems.of_record():  # a value too long for its field names this row; the run goes on
+                    store.items_for_document(write(r, seen))
+                    store.report.records += 1
                 done += 1
                 progress(done, None)
             store.sentences.clear()
@@ -195,7 +195,7 @@ def import_aggrefact(store: Store, paths: list[Path], progress: Callable[[int, i
             human_scores={"Factuality": r["label"]}, metadata={"source": "aggrefact", "benchmark": r["benchmark"]},
         )
         for metric, value in r["scores"].items():
-            store.score(summary, metric, value)
+            store.score(summary, metric, value, origin=r["origin"], field=metric)
         return document
 
     _run(store, paths, progress, batches, lambda r: ([] if store.has_document(r["doc_id"]) else [r["doc"]]) + [r["summary"]], write)

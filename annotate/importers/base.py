@@ -27,6 +27,8 @@ class ImportReport:
     created: Counter = field(default_factory=Counter)
     existing: Counter = field(default_factory=Counter)
     repeated: Counter = field(default_factory=Counter)
+    #: The published benchmark whose released labels came with the data ("" for unpublished data): its gold is public.
+    public_labels: str = ""
 
     def count(self, kind: str, created: bool, repeated: bool = False) -> None:
         (self.created if created else self.repeated if repeated else self.existing)[kind] += 1
@@ -39,11 +41,16 @@ class ImportReport:
             "created": dict(self.created),
             "existing": dict(self.existing),
             "repeated": dict(self.repeated),
+            "public_labels": self.public_labels,
         }
 
     def summary_line(self) -> str:
         made = ", ".join(f"{n} {k}" for k, n in sorted(self.created.items())) or "nothing new"
-        return f"{self.records} records read into campaign '{self.campaign}': created {made}."
+        public = (
+            f" Its labels are public ({self.public_labels}'s release): gold from them earns no bonus unless the campaign "
+            "accepts public labels." if self.public_labels else ""
+        )
+        return f"{self.records} records read into campaign '{self.campaign}': created {made}.{public}"
 
 
 def iter_json_array(path: Path) -> Iterator[tuple[int, Any]]:
@@ -72,6 +79,8 @@ def _parser_message(exc: Exception) -> str:
     first = str(text).strip().splitlines()[0] if str(text).strip() else type(exc).__name__
     if "UTF8" in first or "utf-8" in first.lower():
         return "the file is not valid UTF-8 text; save it as UTF-8"
+    if "overflow" in first:
+        return f"a number is out of range; {NUMBER_TOO_LONG}"
     return first
 
 
@@ -98,15 +107,27 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a finite number")
 
 
+#: Digits of an integer literal beyond any stored number's range (the largest is a 64-bit integer's 19).
+MAX_INT_DIGITS = 40
+NUMBER_TOO_LONG = f"numbers have at most {MAX_INT_DIGITS} digits"
+
+
+def _parse_int(literal: str) -> int:
+    """An integer literal; a very long one is refused before Python converts it (in time quadratic in its length)."""
+    if len(literal.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"a number of {len(literal.lstrip('-'))} digits is out of range; {NUMBER_TOO_LONG}")
+    return int(literal)
+
+
 def load_json_text(text: str, *, path: Path, record: int | str | None, limits: import_limits.ImportLimits | None = None) -> Any:
     """Parse one JSON document (a line, or a small file) and apply the import limits to it."""
     limits = limits or import_limits.current()
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
     except json.JSONDecodeError as exc:
         raise ImportFailed(f"malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", path=path, record=record) from exc
-    except ValueError as exc:  # NaN / Infinity, or an integer with too many digits
-        raise ImportFailed(f"malformed JSON ({exc})", path=path, record=record) from exc
+    except ValueError as exc:  # NaN / Infinity, or an integer with too many digits (messages of this module)
+        raise ImportFailed(f"refused JSON ({exc})", path=path, record=record) from exc
     except RecursionError as exc:
         raise ImportFailed(f"nested deeper than {limits.max_depth} levels (FACTLAB_IMPORT_MAX_DEPTH)", path=path, record=record) from exc
     return import_limits.check_value(value, path=path, record=record, limits=limits)
@@ -170,10 +191,6 @@ class RecordReader:
                 path=self.path, record=self.index, field=name,
             )
         return float(value)
-
-    def identifier(self, name: str) -> str:
-        """A required id that becomes a file name: only the strict pattern of ``limits.PATH_ID``."""
-        return import_limits.check_path_id(self.text(name), path=self.path, record=self.index, field=name)
 
     def string_list(self, name: str, *, required: bool = True) -> list[str]:
         value = self.record.get(name)

@@ -95,24 +95,29 @@ def import_jsonl(store: Store, paths: list[Path], progress: Callable[[int, int |
                 for text in ([] if r["sentences"] else [r["text"]]) + [s[1] for s in r["summaries"] if not s[2]]
             )
             for r in records:
-                document = store.document(
-                    r["id"], origin=r["origin"], dataset=r["dataset"], split=r["split"], text=r["text"],
-                    sentences=r["sentences"] or (lambda: store.sentences.split(r["text"])),
-                    url=r["url"], entities=r["entities"], negative_entity=r["negative_entity"], metadata={"source": "jsonl"},
-                )
-                for code, trap_text in r["traps"]:
-                    factual, category = frank_typology.TRAP_LABELS[code]
-                    store.trap(document, code, trap_text, factual, category or "")
-                for system, summary_text, sentences, is_reference, scores in r["summaries"]:
-                    summary = store.summary(
-                        document, system, origin=r["origin"], text=summary_text,
-                        sentences=sentences or (lambda: store.sentences.split(summary_text)),
-                        is_reference=is_reference, human_scores=scores,
-                    )
-                    if is_reference:
-                        store.items_for_reference(document, summary)
-                store.items_for_document(document)
-                store.report.records += 1
+                with store.problems.of_record():  # a value too long for its field names this record; the run goes on
+                    _store_record(store, r)
                 done += 1
                 progress(done, None)
             store.sentences.clear()
+
+
+def _store_record(store: Store, r: dict) -> None:
+    document = store.document(
+        r["id"], origin=r["origin"], dataset=r["dataset"], split=r["split"], text=r["text"],
+        sentences=r["sentences"] or (lambda: store.sentences.split(r["text"])),
+        url=r["url"], entities=r["entities"], negative_entity=r["negative_entity"], metadata={"source": "jsonl"},
+    )
+    for code, trap_text in r["traps"]:
+        factual, category = frank_typology.TRAP_LABELS[code]
+        store.trap(document, code, trap_text, factual, category or "", origin=r["origin"])
+    for index, (system, summary_text, sentences, is_reference, scores) in enumerate(r["summaries"]):
+        summary = store.summary(
+            document, system, origin=r["origin"], system_field=f"summaries[{index}].system", text=summary_text,
+            sentences=sentences or (lambda: store.sentences.split(summary_text)),
+            is_reference=is_reference, human_scores=scores,
+        )
+        if is_reference:
+            store.items_for_reference(document, summary)
+    store.items_for_document(document)
+    store.report.records += 1

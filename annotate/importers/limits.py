@@ -4,7 +4,7 @@ The readers in :mod:`annotate.importers.base` apply them to every record of ever
 (checked event by event, before a deep value is built), string length, finite numbers of bounded magnitude,
 file size. :func:`safe_extract_zip` bounds archives (member count, total uncompressed size, compression
 ratio, member names) while it writes them, so a zip bomb stops at the limit. :data:`PATH_ID` is the
-strict pattern of ids that become file names (FRANK's ``hash``).
+strict pattern of ids that may name a file as they are (FRANK's ``hash`` in older exports).
 
 Each limit is a setting (``FACTLAB_IMPORT_*``, see factlab/settings.py and README "Reliability"); every
 refusal is an :class:`ImportFailed` naming the file, the record and the field.
@@ -108,15 +108,6 @@ def check_range(value: float, low: float, high: float, *, path: Path | None, rec
     return value
 
 
-def check_path_id(value: str, *, path: Path | None, record: int | str | None, field: str) -> str:
-    """An id that becomes a file name must match :data:`PATH_ID` (refuses '../', '/', '\\' and the like)."""
-    if not PATH_ID.fullmatch(value):
-        raise ImportFailed(
-            f"{value[:80]!r} is not a valid id (letters, digits, '.', '_', '-'; at most 128 characters)", path=path, record=record, field=field
-        )
-    return value
-
-
 # --- Streaming JSON arrays: events from ijson's C parser, built into records here with a depth bound.
 
 _OPEN = {"start_map": dict, "start_array": list}
@@ -190,47 +181,91 @@ def _attach(container: Any, key: str | None, value: Any) -> None:
 # --- Zip archives
 
 
-def safe_extract_zip(path: Path, target: Path, limits: ImportLimits | None = None) -> None:
-    """Extract ``path`` into ``target`` within the limits; counts the bytes actually written, not the header's."""
+#: Bytes a member, or the whole archive, may expand to before its compression ratio is checked: tiny files
+#: of repeated characters compress far beyond any sane ratio and harm nothing.
+RATIO_FLOOR_BYTES = 64 * 1024
+#: Bytes decompressed per read: the limits are checked between reads, so at most this much is held or written past a limit.
+ZIP_CHUNK_BYTES = 64 * 1024
+
+
+def safe_extract_zip(path: Path, target: Path, limits: ImportLimits | None = None) -> int:
+    """Extract ``path`` into ``target`` within the limits; returns the bytes written.
+
+    Every limit holds on the bytes actually decompressed, counted chunk by chunk before each write (a header's
+    sizes are only used to refuse early): the total (``max_zip_bytes``), each member's size (``max_file_bytes``,
+    the limit of any imported file), each member's ratio to its compressed size, and the archive's ratio to
+    the zip file's size. The archive's ratio bounds the total written at ``max_zip_ratio`` times the upload's size.
+    On a refusal ``target`` is emptied.
+    """
     limits = limits or current()
     try:
-        with zipfile.ZipFile(path) as archive:
-            members = archive.infolist()
-            if len(members) > limits.max_zip_members:
-                raise ImportFailed(f"the zip holds {len(members)} members; the limit is {limits.max_zip_members} (FACTLAB_IMPORT_MAX_ZIP_MEMBERS)", path=path)
-            compressed_total = max(1, path.stat().st_size)
-            written = 0
-            for info in members:
-                name = info.filename
-                parts = PurePosixPath(name.replace("\\", "/")).parts
-                if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
-                    raise ImportFailed(f"unsafe member name {name!r} in the zip", path=path, field=name)
-                if info.is_dir():
-                    continue
-                destination = target.joinpath(*parts)
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                member_written = 0
-                with archive.open(info) as source, destination.open("wb") as sink:
-                    while chunk := source.read(1024 * 1024):
-                        member_written += len(chunk)
-                        written += len(chunk)
-                        if written > limits.max_zip_bytes:
-                            raise ImportFailed(
-                                f"the zip expands beyond {limits.max_zip_bytes} bytes (FACTLAB_IMPORT_MAX_UNZIPPED_BYTES)", path=path, field=name
-                            )
-                        ratio = member_written / max(1, info.compress_size)
-                        if member_written > 1024 * 1024 and ratio > limits.max_zip_ratio:
-                            raise ImportFailed(
-                                f"member compressed {ratio:.0f}:1; the limit is {limits.max_zip_ratio:g}:1 (FACTLAB_IMPORT_MAX_ZIP_RATIO)", path=path, field=name
-                            )
-                        sink.write(chunk)
-            if written > 1024 * 1024 and written / compressed_total > limits.max_zip_ratio:
-                raise ImportFailed(
-                    f"the zip expands {written / compressed_total:.0f}:1; the limit is {limits.max_zip_ratio:g}:1 (FACTLAB_IMPORT_MAX_ZIP_RATIO)", path=path
-                )
+        return _extract_zip_members(path, target, limits)
     except zipfile.BadZipFile as exc:
+        _empty(target)
         raise ImportFailed(f"not a valid zip file ({exc})", path=path) from exc
     except ImportFailed:
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True, exist_ok=True)
+        _empty(target)
         raise
+
+
+def _empty(target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True, exist_ok=True)
+
+
+def _zip_refusal(message: str, setting: str, path: Path, name: str | None = None) -> ImportFailed:
+    return ImportFailed(f"{message} ({setting}); nothing was imported", path=path, field=name)
+
+
+def _extract_zip_members(path: Path, target: Path, limits: ImportLimits) -> int:
+    compressed_total = max(1, path.stat().st_size)
+    # What the whole archive may expand to: its ratio limit, never above the total limit.
+    budget = min(limits.max_zip_bytes, max(RATIO_FLOOR_BYTES, int(limits.max_zip_ratio * compressed_total)))
+    with zipfile.ZipFile(path) as archive:
+        members = [info for info in archive.infolist() if not info.is_dir()]
+        if len(members) > limits.max_zip_members:
+            raise _zip_refusal(f"the zip holds {len(members)} members; the limit is {limits.max_zip_members}", "FACTLAB_IMPORT_MAX_ZIP_MEMBERS", path)
+        declared = sum(info.file_size for info in members)
+        if declared > limits.max_zip_bytes:
+            raise _zip_refusal(f"the zip expands beyond {limits.max_zip_bytes} bytes (its members declare {declared})", "FACTLAB_IMPORT_MAX_UNZIPPED_BYTES", path)
+        for info in archive.infolist():
+            _safe_member_parts(info.filename, path)
+        written = 0
+        for info in members:
+            name = info.filename
+            destination = target.joinpath(*_safe_member_parts(name, path))
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            member_written = 0
+            with archive.open(info) as source, destination.open("wb") as sink:
+                while chunk := source.read(ZIP_CHUNK_BYTES):
+                    member_written += len(chunk)
+                    written += len(chunk)
+                    _check_written(written, member_written, info, budget, compressed_total, limits, path)
+                    sink.write(chunk)
+        return written
+
+
+def _safe_member_parts(name: str, path: Path) -> tuple[str, ...]:
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    if name.startswith(("/", "\\")) or ".." in parts or (parts and ":" in parts[0]):
+        raise ImportFailed(f"unsafe member name {name!r} in the zip", path=path, field=name)
+    return parts
+
+
+def _check_written(
+    written: int, member_written: int, info: zipfile.ZipInfo, budget: int, compressed_total: int, limits: ImportLimits, path: Path
+) -> None:
+    """Refuse as soon as the bytes decompressed so far pass a limit (called before each chunk is written)."""
+    name = info.filename
+    if written > limits.max_zip_bytes:
+        raise _zip_refusal(f"the zip expands beyond {limits.max_zip_bytes} bytes", "FACTLAB_IMPORT_MAX_UNZIPPED_BYTES", path, name)
+    if member_written > limits.max_file_bytes:
+        raise _zip_refusal(f"a member expands beyond {limits.max_file_bytes} bytes", "FACTLAB_IMPORT_MAX_FILE_BYTES", path, name)
+    ratio = member_written / max(1, info.compress_size)
+    if member_written > RATIO_FLOOR_BYTES and ratio > limits.max_zip_ratio:
+        raise _zip_refusal(f"member compressed more than {ratio:.0f}:1; the limit is {limits.max_zip_ratio:g}:1", "FACTLAB_IMPORT_MAX_ZIP_RATIO", path, name)
+    if written > budget:
+        raise _zip_refusal(
+            f"the zip expands more than {written / compressed_total:.0f}:1 ({written} bytes from {compressed_total}); "
+            f"the limit is {limits.max_zip_ratio:g}:1", "FACTLAB_IMPORT_MAX_ZIP_RATIO", path,
+        )

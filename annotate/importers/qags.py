@@ -72,13 +72,13 @@ def import_qags(
                         raise record.fail(f"unknown dataset {record.get('dataset')!r}; expected cnndm, xsum or bbc", "dataset")
                 external_id = str(record.get("id") or hashlib.sha1(article.encode()).hexdigest()[:20])
                 document = store.document(
-                    external_id, dataset=record_dataset, text=article, sentences=lambda: store.sentences.split(article),
+                    external_id, origin=record, dataset=record_dataset, text=article, sentences=lambda: store.sentences.split(article),
                     metadata={"source": "qags"},
                 )
                 system = str(record.get("model") or record.get("system") or "qags")
-                summary = store.summary(document, system, text=" ".join(sentences), sentences=sentences)
+                summary = store.summary(document, system, origin=record, system_field="model", text=" ".join(sentences), sentences=sentences)
                 for s_index, worker_id, factual in answers:
-                    store.judgement(summary, s_index, store.worker("qags", worker_id), factual, [])
+                    store.judgement(summary, s_index, store.worker("qags", worker_id, origin=record, field="worker_id"), factual, [])
                 store.items_for_document(document)
                 store.report.records += 1
             done += 1

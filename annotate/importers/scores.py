@@ -45,7 +45,7 @@ def import_frank_scores(store: Store, paths: list[Path], progress: Callable[[int
                 for key, value in record.record.items():
                     if key in FRANK_NON_METRIC_KEYS or value is None:
                         continue
-                    store.score(summary_id, key, record.number(key, low=-METRIC_BOUND, high=METRIC_BOUND))
+                    store.score(summary_id, key, record.number(key, low=-METRIC_BOUND, high=METRIC_BOUND), origin=record, field=key)
                 store.report.records += 1
             done += 1
             progress(done, None)
@@ -60,7 +60,7 @@ def _store_score_record(store: Store, record: RecordReader) -> None:
             raise record.fail(f"no summary {summary_id} in campaign '{store.campaign.slug}'", "summary_id")
     else:
         summary_id = _find_summary(store, record, "document", "system")
-    store.score(summary_id, record.text("metric"), record.number("value", low=-METRIC_BOUND, high=METRIC_BOUND))
+    store.score(summary_id, record.text("metric"), record.number("value", low=-METRIC_BOUND, high=METRIC_BOUND), origin=record)
 
 
 def import_jsonl_scores(store: Store, paths: list[Path], progress: Callable[[int, int | None], None]) -> None:

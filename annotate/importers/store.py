@@ -33,6 +33,7 @@ from annotate.protocols import protocol_for
 
 from .base import ImportFailed, ImportReport, RecordReader
 from .errors import RecordProblems
+from .fields import check_model_values
 
 IMPORTED_CONFIG = "imported"
 # Rows buffered before a bulk write: large enough to amortise a round trip, small enough for flat memory.
@@ -87,6 +88,11 @@ class Store:
         self._scores: dict[tuple[int, str, str], float] = {}
         self._seen: dict[tuple[str, tuple], tuple[bytes, str]] = {}  # (kind, natural key) -> (text, where first read)
         self._met: set[tuple[str, tuple]] = set()  # rows this import met: meeting one again is a repeat
+        self.document_ids: set[int] = set()  # documents this import read (created or met again)
+
+    def _check(self, model: type, values: dict[str, Any], origin: RecordReader | None, names: dict[str, str] | None = None) -> None:
+        """Refuse a value its model field cannot store, naming the record and the field, before anything is written."""
+        check_model_values(model, values, path=origin.path if origin else None, record=origin.index if origin else None, names=names)
 
     def _tally(self, kind: str, key: tuple, created: bool) -> None:
         """Count a row as created, as in the campaign before this import, or as repeated within this import."""
@@ -123,6 +129,7 @@ class Store:
         return self._documents
 
     def document(self, external_id: str, *, origin: RecordReader | None = None, id_field: str = "id", **fields: Any) -> Document:
+        self._check(Document, {"external_id": external_id, **fields}, origin, {"external_id": id_field})
         doc = self._document_map().get(external_id)
         created = doc is None
         if created:
@@ -132,6 +139,7 @@ class Store:
             # an existing row's text (deferred) is read only the first time this import meets the id
             self._same_content("document", (external_id,), fields["text"], None if created else (lambda: doc.text), origin, id_field)
         self._tally("documents", (external_id,), created)
+        self.document_ids.add(doc.pk)
         return doc
 
     def has_document(self, external_id: str) -> bool:
@@ -149,7 +157,10 @@ class Store:
             else:
                 self._edited[(s.edited_from_id, s.external_id)] = s
 
-    def summary(self, document: Document, system: str, *, origin: RecordReader | None = None, **fields: Any) -> Summary:
+    def summary(
+        self, document: Document, system: str, *, origin: RecordReader | None = None, system_field: str = "system", **fields: Any
+    ) -> Summary:
+        self._check(Summary, {"system": system, **fields}, origin, {"system": system_field})
         if self._summaries is None:
             self._load_summaries()
         summary = self._summaries.get((document.pk, system))
@@ -167,7 +178,10 @@ class Store:
         self._tally("summaries", (document.pk, system), created)
         return summary
 
-    def edited_summary(self, source: Summary, external_id: str, **fields: Any) -> Summary:
+    def edited_summary(
+        self, source: Summary, external_id: str, *, origin: RecordReader | None = None, id_field: str = "id", **fields: Any
+    ) -> Summary:
+        self._check(Summary, {"external_id": external_id, **fields}, origin, {"external_id": id_field})
         if self._edited is None:
             self._load_summaries()
         summary = self._edited.get((source.pk, external_id))
@@ -180,9 +194,10 @@ class Store:
         self._tally("summaries", (source.pk, "edit", external_id), created)
         return summary
 
-    def worker(self, provider: str, external_id: str) -> Worker:
+    def worker(self, provider: str, external_id: str, *, origin: RecordReader | None = None, field: str = "worker") -> Worker:
         key = (provider, external_id)
         if key not in self._workers:
+            self._check(Worker, {"provider": provider, "external_id": external_id}, origin, {"external_id": field})
             worker = Worker.objects.filter(provider=provider, external_id=external_id).first()
             created = worker is None
             if created:
@@ -196,7 +211,10 @@ class Store:
 
     # -- rows nothing refers to during an import: buffered and written in bulk ---------------------------
 
-    def trap(self, document: Document, code: str, text: str, expected_factual: bool, expected_category: str) -> None:
+    def trap(
+        self, document: Document, code: str, text: str, expected_factual: bool, expected_category: str, *, origin: RecordReader | None = None
+    ) -> None:
+        self._check(Trap, {"code": code, "text": text, "expected_category": expected_category}, origin, {"code": "traps", "text": "traps"})
         if self._traps is None:
             self._traps = set(
                 Trap.objects.filter(document__campaign=self.campaign).values_list("document_id", "code", "text")
@@ -244,7 +262,11 @@ class Store:
         if len(self._judgements) >= FLUSH_ROWS:
             self._flush_judgements()
 
-    def score(self, summary: Summary | int, metric: str, value: float, config_key: str = IMPORTED_CONFIG) -> None:
+    def score(
+        self, summary: Summary | int, metric: str, value: float, config_key: str = IMPORTED_CONFIG, *,
+        origin: RecordReader | None = None, field: str = "metric",
+    ) -> None:
+        self._check(MetricScore, {"metric": metric, "value": value}, origin, {"metric": field, "value": field})
         # The last value of a (summary, metric, config) wins, as update_or_create did.
         summary_id = summary if isinstance(summary, int) else summary.pk
         self._scores[(summary_id, metric, config_key)] = value

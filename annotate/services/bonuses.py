@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from django.db.models import F, QuerySet, Sum
 
-from annotate.exporters.tabular import SafeCsvWriter
+from annotate.safe_csv import SafeCsvWriter
 from annotate.models import (
     Assignment,
     BonusEntry,

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.exporters.tabular import SafeCsvWriter
+from annotate.safe_csv import SafeCsvWriter
 from annotate.models import Campaign, Participation, SentenceJudgement
 from annotate.protocols import protocol_for
 from annotate.providers import study_links
