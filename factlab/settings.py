@@ -93,13 +93,14 @@ MIDDLEWARE = [
     # 400 for NUL characters and JSON nested too deep, before any view parses the request.
     "annotate.request_limits.RequestSanityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # CSP and frame rules on every page, SameSite=None for crowd workers' cookies only: outside the session and
+    # CSRF middleware, so it sees the cookies they set (annotate.middleware).
+    "annotate.middleware.SecurityHeadersMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    # After XFrameOptionsMiddleware so it sees the response first: crowd pages may be framed by MTurk.
-    "annotate.middleware.CrowdFrameMiddleware",
     # A crowd identity opens only the campaigns of its study links.
     "annotate.middleware.CrowdScopeMiddleware",
     # Login and submission endpoints answer 429 past their rate (annotate.ratelimits).
@@ -371,7 +372,7 @@ if not REDIS_URL and not PRODUCTION:
 # --- Security: safe defaults, strict in production mode.
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # the annotation pages read the token for fetch() calls
-X_FRAME_OPTIONS = "SAMEORIGIN"  # MTurk shows external questions in an iframe; see annotate.views
+X_FRAME_OPTIONS = "DENY"  # only crowd workers' pages may be framed (MTurk): annotate.middleware
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 if PRODUCTION:
@@ -382,17 +383,14 @@ if PRODUCTION:
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    # check --deploy wants DENY; crowd pages that a platform shows in its frame opt out per view.
-    X_FRAME_OPTIONS = "DENY"
 
 # Origins allowed to show the worker pages (/c/...) in a frame: MTurk's external questions.
 FACTLAB_CROWD_FRAME_ANCESTORS = os.environ.get(
     "FACTLAB_CROWD_FRAME_ANCESTORS", "https://www.mturk.com https://workersandbox.mturk.com"
 ).split()
-if PRODUCTION and FACTLAB_CROWD_FRAME_ANCESTORS:
-    # A framed page only gets its session cookie when the cookie is SameSite=None (which needs Secure).
-    SESSION_COOKIE_SAMESITE = "None"
-    CSRF_COOKIE_SAMESITE = "None"
+# A framed page only gets its cookies when they are SameSite=None (which needs Secure): crowd workers' cookies
+# only (annotate.middleware); every other session stays Lax, Django's default.
+FACTLAB_CROWD_COOKIE_SAMESITE = "None" if PRODUCTION and FACTLAB_CROWD_FRAME_ANCESTORS else "Lax"
 
 LOGGING = {
     "version": 1,

@@ -367,5 +367,5 @@ def test_only_worker_pages_may_be_framed_by_the_crowd_platform(client):
     assert "frame-ancestors 'self' https://www.mturk.com" in page["Content-Security-Policy"]
     assert "X-Frame-Options" not in page
     login = client.get("/accounts/login/")
-    assert login["X-Frame-Options"] in ("DENY", "SAMEORIGIN")
-    assert "Content-Security-Policy" not in login
+    assert login["X-Frame-Options"] == "DENY"
+    assert "frame-ancestors 'none'" in login["Content-Security-Policy"]

@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import (
     SpectacularAPIView,
     SpectacularRedocView,
-    SpectacularSwaggerView,
+    SpectacularSwaggerSplitView,
 )
 from rest_framework.routers import DefaultRouter
 
@@ -31,7 +31,8 @@ urlpatterns = [
     path("auth/invitation/", views.InvitationAcceptView.as_view(), name="invitation-accept"),
     path("researchers/", views.ResearcherListView.as_view(), name="researchers"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # The split view serves Swagger UI's start-up script as a file (?script): the CSP runs no inline script.
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("campaigns/<slug:slug>/judgements/", views.JudgementList.as_view(), name="campaign-judgements"),
     path("campaigns/<slug:slug>/edits/", views.EditList.as_view(), name="campaign-edits"),

@@ -6,7 +6,8 @@ kept in the session under ``crowd`` -> campaign slug, for the completion page.
 
 A crowd arrival is accepted only when (in this order): the link carries the campaign's study token; the
 platform ids are well formed; the browser is not signed in with a non-crowd account (staff, researcher,
-reviewer, local annotator: never replaced); a known id comes back in the browser that created it (signed
+reviewer, local annotator: never replaced) nor as another crowd identity (an identity never changes inside a
+session: both get a page that offers to sign out and come back to the link); a known id comes back in the browser that created it (signed
 cookie ``CROWD_COOKIE``), else it is refused and logged for the admin; a new id stays within the per-address
 rate and the campaign's hourly cap (429 otherwise).
 
@@ -235,7 +236,7 @@ def _bind_identity(request: HttpRequest, response: HttpResponse, key: str) -> No
     ids = [k for k in _bound_identities(request) if k != key][-(CROWD_COOKIE_MAX_IDS - 1):] + [key]
     response.set_signed_cookie(
         CROWD_COOKIE, ",".join(ids), salt=CROWD_COOKIE_SALT, max_age=CROWD_COOKIE_MAX_AGE, httponly=True,
-        secure=settings.SESSION_COOKIE_SECURE, samesite=settings.SESSION_COOKIE_SAMESITE,
+        secure=settings.SESSION_COOKIE_SECURE, samesite=settings.FACTLAB_CROWD_COOKIE_SAMESITE,
     )
 
 
@@ -256,14 +257,31 @@ def _too_many(request: HttpRequest, message: str, retry_after: int) -> HttpRespo
 
 
 def crowd_arrival(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> HttpResponse:
+def _offer_sign_out(request: HttpRequest, title: str, message: str, status: int, *, signed_in_as: str, arrival: Arrival) -> HttpResponse:
+    """The page of a link that names someone other than the account signed in: who is signed in, whom the link
+    names, and a sign-out form (POST with the CSRF token) that comes back to the link."""
+    return render(request, "annotate/identity_conflict.html", {
+        "title": title, "message": message, "signed_in_as": signed_in_as,
+        "link_names": f"{arrival.provider} {arrival.worker_id}", "link": request.get_full_path(),
+    }, status=status)
+
+
     """Sign in the worker a platform link names, or answer why not (see the module docstring)."""
     user = request.user
     if user.is_authenticated and not Worker.objects.filter(user=user).exclude(provider="").exists():
         # A staff, researcher, reviewer or local account is never swapped for a crowd identity.
-        return _refuse(request, "You are signed in with your own account", (
+        return _offer_sign_out(request, "You are signed in with your own account", (
             f"You are signed in as {user.get_username()}, so this crowd-platform link was not used: it would have replaced "
             "your session with a crowd worker's. Sign out first, or open the link in a private window."
-        ), 403)
+        ), 403, signed_in_as=user.get_username(), arrival=arrival)
+    if signed_in is not None and (signed_in.provider, signed_in.external_id) != (arrival.provider, arrival.worker_id):
+        # A crowd identity never changes inside a session: a link (perhaps opened from another site) naming
+        # another participant would credit the work done afterwards to that participant.
+        return _offer_sign_out(request, "This link is for another participant", (
+            "This browser is signed in as one participant and the link you opened names another, so the link was not "
+            "used: your work stays credited to the participant signed in. If you are the participant the link names, "
+            "sign out and continue with the link."
+        ), 409, signed_in_as=f"{signed_in.provider} {signed_in.external_id}", arrival=arrival)
     key = f"{arrival.provider}:{arrival.worker_id}"
     ip = _client_ip(request) or None
     worker = Worker.objects.select_related("user").filter(provider=arrival.provider, external_id=arrival.worker_id).first()
