@@ -236,8 +236,8 @@ class BonusEntryAdmin(admin.ModelAdmin):
 
 @admin.register(models.GoldLabel)
 class GoldLabelAdmin(admin.ModelAdmin):
-    list_display = ("summary", "sentence_index", "factual", "category", "source", "set_by", "updated_at")
-    list_filter = ("source", "factual")
+    list_display = ("summary", "sentence_index", "factual", "category", "source", "public", "set_by", "updated_at")
+    list_filter = ("source", "public", "factual")
     raw_id_fields = ("summary", "set_by")
 
 

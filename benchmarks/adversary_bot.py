@@ -121,6 +121,26 @@ class GoldFollower:
         return {"factual": factual, "categories": [] if factual else [category or "OtherE"]}
 
 
+class PublicLabelBot(GoldFollower):
+    """Holds a benchmark's released labels (FRANK's annotations): answers as the public gold says and "Yes" to
+    every other sentence, traps included, and takes the reading check from the page (it reads nothing)."""
+
+    name = "public-label bot"
+
+    def entity_choice(self, data: dict[str, Any]) -> int:
+        return PageReadingBot().entity_choice(data)
+
+    def load(self, data: dict[str, Any]) -> None:
+        from annotate.models import Assignment, GoldLabel
+
+        layout = Assignment.objects.get(pk=data["assignment"]).layout
+        self._known = {
+            (position, gold.sentence_index): (gold.factual, gold.category)
+            for position, row in enumerate(layout["summaries"])
+            for gold in GoldLabel.objects.filter(summary_id=row["summary"], sentence_index__lt=row["sentences"], public=True)
+        }
+
+
 # ---------------------------------------------------------------- driving the real views
 
 @dataclass
@@ -223,10 +243,15 @@ def frank_subset(frank_dir: Path, target: Path, documents: int, datasets: tuple[
     return target
 
 
-def setup_campaign(frank_dir: Path, documents: int, slug: str = "adversary-frank", datasets: tuple[str, ...] = ("cnndm", "bbc"), **settings):
+def setup_campaign(
+    frank_dir: Path, documents: int, slug: str = "adversary-frank", datasets: tuple[str, ...] = ("cnndm", "bbc"), *,
+    private_gold: bool = False, **settings,
+):
     """Import a FRANK subset into a running campaign without tutorial/qualification (the checks under test
-    are those of the main task); returns the campaign."""
+    are those of the main task); returns the campaign. Its gold is public (FRANK's release) unless
+    ``private_gold``: then it stands for labels an admin wrote, as an admin marking them private says."""
     from annotate.models import Campaign, CampaignStatus
+    from annotate.services.control_items import mark_gold_public
     from annotate.services.imports import import_dataset
 
     with tempfile.TemporaryDirectory(prefix="factlab-adversary-") as tmp:
@@ -234,21 +259,27 @@ def setup_campaign(frank_dir: Path, documents: int, slug: str = "adversary-frank
     Campaign.objects.filter(slug=slug).update(
         status=CampaignStatus.RUNNING, tutorial_required=False, qualification_required=False, **settings,
     )
-    return Campaign.objects.get(slug=slug)
+    campaign = Campaign.objects.get(slug=slug)
+    if private_gold:
+        mark_gold_public(campaign, False)
+    return campaign
 
 
 def simulate(
     frank_dir: Path, documents: int, items: int, make_worker: Callable[[str], Any], datasets: tuple[str, ...] = ("cnndm", "bbc"),
 ) -> dict[str, dict[str, Any]]:
-    """Run the fast bot, the slow bot and the honest worker on one campaign; figures per worker."""
+    """Run the fast bot, the slow bot and the honest worker on a campaign whose gold is private, and the
+    public-label bot on one whose gold is FRANK's release as imported; figures per worker."""
     from django.test import Client
 
-    campaign = setup_campaign(frank_dir, documents, datasets=datasets)
+    private = setup_campaign(frank_dir, documents, datasets=datasets, private_gold=True)
+    public = setup_campaign(frank_dir, documents, slug="adversary-frank-public", datasets=datasets)
     figures = {}
-    for label, agent, seconds in (
-        ("bot, full speed", PageReadingBot(), 0.0),
-        ("bot, 6 s per sentence", PageReadingBot(), 6.0),
-        ("gold-following worker", GoldFollower(), 6.0),
+    for label, agent, seconds, campaign in (
+        ("bot, full speed", PageReadingBot(), 0.0, private),
+        ("bot, 6 s per sentence", PageReadingBot(), 6.0, private),
+        ("gold-following worker", GoldFollower(), 6.0, private),
+        ("public-label bot", PublicLabelBot(), 6.0, public),
     ):
         worker = make_worker(label)
         client = Client()

@@ -360,7 +360,8 @@ def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
 
 
 def test_a_worker_who_answers_as_the_gold_says_is_paid_and_never_blocked(frank_dir):
-    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0)
+    # The gold stands for the admin's own labels (marked private): FRANK's released labels would pay no bonus.
+    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0, private_gold=True)
     honest = make_worker()
     client = Client()
     client.force_login(honest.user)

@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Campaign, GoldLabel, GoldSource, Participation, Summary
-from annotate.services.control_items import remove_gold_label, set_gold_label
+from annotate.services.control_items import mark_gold_public, remove_gold_label, set_gold_label
 from annotate.services.errors import InvalidSubmission
 from annotate.services.pay_rules import release_held_pay
 
@@ -18,7 +18,7 @@ from .permissions import IsAdmin
 class GoldLabelSerializer(serializers.ModelSerializer):
     class Meta:
         model = GoldLabel
-        fields = ("id", "summary", "sentence_index", "factual", "category", "source", "note", "updated_at")
+        fields = ("id", "summary", "sentence_index", "factual", "category", "source", "public", "note", "updated_at")
         read_only_fields = fields
 
 
@@ -28,6 +28,9 @@ class GoldLabelInput(serializers.Serializer):
     factual = serializers.BooleanField()
     category = serializers.CharField(required=False, allow_blank=True, max_length=10, help_text="FRANK code of the error (optional).")
     note = serializers.CharField(required=False, allow_blank=True, max_length=300)
+    public = serializers.BooleanField(
+        required=False, default=False, help_text="The label is published (e.g. copied from a released benchmark): it earns no bonus unless the campaign accepts public labels.",
+    )
 
 
 class GoldLabelList(APIView):
@@ -57,16 +60,27 @@ class GoldLabelList(APIView):
             return Response({"summary": [f"campaign {slug} has no summary {values['summary']}"]}, status=status.HTTP_400_BAD_REQUEST)
         try:
             label = set_gold_label(summary, values["sentence_index"], values["factual"], values.get("category", ""),
-                                   user=request.user, note=values.get("note", ""))
+                                   user=request.user, note=values.get("note", ""), public=values["public"])
         except InvalidSubmission as exc:
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         return Response(GoldLabelSerializer(label).data, status=status.HTTP_201_CREATED)
 
 
 class GoldLabelDetail(APIView):
-    """DELETE: take one gold label away; the sentence stops being a control sentence (204)."""
+    """PATCH ``{"public": bool}``: mark the label published or private. DELETE: take one gold label away; the
+    sentence stops being a control sentence (204)."""
 
     permission_classes = (IsAdmin,)
+
+    @extend_schema(request=inline_serializer("GoldLabelVisibility", {"public": serializers.BooleanField()}), responses=GoldLabelSerializer)
+    def patch(self, request, slug: str, pk: int) -> Response:
+        label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=pk, summary__document__campaign__slug=slug)
+        public = request.data.get("public") if hasattr(request.data, "get") else None
+        if not isinstance(public, bool):
+            return Response({"public": ["expected true or false"]}, status=status.HTTP_400_BAD_REQUEST)
+        mark_gold_public(label.summary.document.campaign, public, label_ids=[label.pk])
+        label.refresh_from_db()
+        return Response(GoldLabelSerializer(label).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, slug: str, pk: int) -> Response:

@@ -268,7 +268,7 @@ class BumpTaxonomyProtocol(_BumpProtocol):
             store.item(document, reference, error_type.code)
 
     # BUMP's task file becomes a Task 1 campaign unless the import names another kind.
-    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {"bump": DatasetFormat(import_bump, (".json",))}
+    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {"bump": DatasetFormat(import_bump, (".json",), public_labels="BUMP")}
 
 
 class BumpFreeProtocol(_BumpProtocol):

@@ -282,11 +282,11 @@ class FrankProtocol(Protocol):
     campaign_defaults: ClassVar[Mapping[str, object]] = {}
     # FRANK's folder travels as a zip; QAGS and FactLab JSONL records become FRANK campaigns by default.
     dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
-        "frank": DatasetFormat(import_frank, (".zip",)),
-        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",)),
+        "frank": DatasetFormat(import_frank, (".zip",), public_labels="FRANK"),
+        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",), public_labels="QAGS"),
         "jsonl": DatasetFormat(import_jsonl, (".jsonl",)),
-        "aggrefact": DatasetFormat(import_aggrefact, (".csv",)),
-        "llm_aggrefact": DatasetFormat(import_llm_aggrefact, (".csv", ".jsonl")),
+        "aggrefact": DatasetFormat(import_aggrefact, (".csv",), public_labels="AggreFact"),
+        "llm_aggrefact": DatasetFormat(import_llm_aggrefact, (".csv", ".jsonl"), public_labels="LLM-AggreFact"),
     }
     export_formats: ClassVar[Mapping[str, str]] = {"frank": "FRANK's data folder (sentence judgements and summary scores)"}
     export_parts = ("summaries", "sentences", "articles")  # annotate.frank.exporter.FILES

@@ -100,6 +100,11 @@ class Campaign(models.Model):
         default=0.95, validators=[MinValueValidator(0.0), MaxValueValidator(0.999)],
         help_text="The bonus needs the balanced score's lower confidence bound (Wilson, per class) at the bonus threshold; 0: the score itself.",
     )
+    bonus_on_public_labels = models.BooleanField(
+        default=False,
+        help_text="Risky: let gold from published labels (e.g. FRANK's release) earn bonuses. A worker holding the "
+        "published labels then passes every check without reading; off: bonuses need private checks.",
+    )
     crowd_gold_posterior = _share(0.0, "0: off. Else a sentence becomes gold once trusted workers agree on it with at least this posterior.")
     # BUMP editing
     max_edit_distance = models.PositiveSmallIntegerField(default=6, validators=[MinValueValidator(1), MaxValueValidator(100)])

@@ -23,6 +23,12 @@ class Document(models.Model):
     # Gold: an entity NOT in the article. Never sent to an annotator as such.
     negative_entity = models.CharField(max_length=200, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # Labels released with a published benchmark are known to anyone who downloads it, so gold derived from
+    # them is public (GoldLabel.public): it cannot tell a worker who reads from one who looks the answer up.
+    public_labels = models.CharField(
+        max_length=40, blank=True,
+        help_text="The published benchmark whose released labels came with this document (e.g. FRANK); empty: none.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

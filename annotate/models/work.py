@@ -177,6 +177,11 @@ class GoldLabel(models.Model):
     source = models.CharField(max_length=10, choices=GoldSource.choices)
     set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     note = models.CharField(max_length=300, blank=True, help_text="Where the label comes from (rule or admin's note).")
+    public = models.BooleanField(
+        default=False,
+        help_text="Published (e.g. a released benchmark's label, or marked public by an admin): a worker may hold it, "
+        "so it earns no bonus unless the campaign accepts public labels.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

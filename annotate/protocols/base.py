@@ -52,6 +52,9 @@ class DatasetFormat:
     suffixes: tuple[str, ...]
     #: Keyword options the importer takes besides the paths (e.g. QAGS's ``dataset``).
     options: tuple[str, ...] = ()
+    #: The published benchmark whose released labels this format carries (e.g. "FRANK"): gold derived from
+    #: them is public, since anyone may download the answers. Empty for a format of new, unpublished data.
+    public_labels: str = ""
 
 
 @dataclass(frozen=True)

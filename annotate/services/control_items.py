@@ -26,7 +26,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db import connection, transaction
@@ -36,6 +36,7 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     Campaign,
+    Document,
     Edit,
     GoldLabel,
     GoldSource,
@@ -96,14 +97,18 @@ def _changed_sentences(source: Sequence[str], edited: Sequence[str]) -> list[boo
 def imported_gold_rows(campaign: Campaign) -> list[GoldLabel]:
     """The gold labels the campaign's imported data implies (not saved; see the module docstring for the rules)."""
     rows: dict[tuple[int, int], GoldLabel] = {}
+    summaries = list(Summary.objects.filter(document__campaign=campaign).select_related("edited_from", "document"))
+    # Labels that came with a published benchmark's data are public: anyone may hold them.
+    published = {summary.pk: summary.document.public_labels for summary in summaries}
 
-    def add(summary_id: int, index: int, factual: bool, category: str, note: str) -> None:
+    def add(summary_id: int, index: int, factual: bool, category: str, note: str, *, reviewed_here: bool = False) -> None:
+        benchmark = "" if reviewed_here else published.get(summary_id, "")
+        note = f"{note}; public: released with {benchmark}" if benchmark else note
         rows.setdefault((summary_id, index), GoldLabel(
             summary_id=summary_id, sentence_index=index, factual=factual, category="" if factual else category,
-            source=GoldSource.IMPORTED, note=note[:300],
+            source=GoldSource.IMPORTED, note=note[:300], public=bool(benchmark),
         ))
 
-    summaries = list(Summary.objects.filter(document__campaign=campaign).select_related("edited_from", "document"))
     for summary in summaries:
         factuality = (summary.human_scores or {}).get("Factuality")
         sentences = summary_sentences(summary)
@@ -127,7 +132,8 @@ def imported_gold_rows(campaign: Campaign) -> list[GoldLabel]:
         error_type = edit.corrected_error_type or edit.requested_error_type
         changed_rows = _changed_sentences(summary_sentences(edit.source_summary), summary_sentences(edit.edited_summary))
         for index, changed in enumerate(changed_rows):
-            add(edit.edited_summary_id, index, not changed, "", f"BUMP edit accepted in review ({error_type or 'free edit'})")
+            add(edit.edited_summary_id, index, not changed, "", f"BUMP edit accepted in review ({error_type or 'free edit'})",
+                reviewed_here=True)
     # Majorities of imported per-sentence judgements (QAGS' workers, FRANK's sentence file).
     votes: dict[tuple[int, int], list[tuple[bool, list[str]]]] = defaultdict(list)
     for summary_id, index, factual, categories in SentenceJudgement.objects.filter(
@@ -186,10 +192,11 @@ def refresh_control_items(campaign: Campaign, documents: Iterable[int] | None = 
 
 
 def set_gold_label(
-    summary: Summary, sentence_index: int, factual: bool, category: str = "", *, user=None, note: str = "",
+    summary: Summary, sentence_index: int, factual: bool, category: str = "", *, user=None, note: str = "", public: bool = False,
 ) -> GoldLabel:
     """An admin's or reviewer's label for one sentence (replaces any label it had); raises
-    ``InvalidSubmission`` naming the bad field. Its items become control items."""
+    ``InvalidSubmission`` naming the bad field. Its items become control items. It is private unless
+    ``public`` (e.g. the admin copied it from a published benchmark)."""
     if isinstance(sentence_index, bool) or not isinstance(sentence_index, int):
         raise InvalidSubmission("sentence_index must be an integer", field_errors={"sentence_index": "integer"})
     count = _sentence_count(summary)
@@ -208,10 +215,23 @@ def set_gold_label(
     with transaction.atomic():
         label, _ = GoldLabel.objects.update_or_create(
             summary=summary, sentence_index=sentence_index,
-            defaults={"factual": factual, "category": category, "source": GoldSource.ADMIN, "set_by": user, "note": note[:300]},
+            defaults={
+                "factual": factual, "category": category, "source": GoldSource.ADMIN, "set_by": user, "note": note[:300],
+                "public": public,
+            },
         )
         refresh_control_items(summary.document.campaign, [summary.document_id])
     return label
+
+
+def mark_gold_public(campaign: Campaign, public: bool, *, label_ids: Iterable[int] | None = None) -> int:
+    """An admin's word on whether gold labels are published (``label_ids`` of the campaign, else all of its gold):
+    public labels earn no bonus unless the campaign accepts them (``bonus_on_public_labels``); marking
+    imported labels private says the admin knows they were never released. Returns how many changed."""
+    labels = GoldLabel.objects.filter(summary__document__campaign=campaign)
+    if label_ids is not None:
+        labels = labels.filter(pk__in=list(label_ids))
+    return labels.exclude(public=public).update(public=public)
 
 
 def remove_gold_label(label: GoldLabel) -> None:
@@ -235,6 +255,8 @@ class Check:
     count: int = 1
     #: Built from text the page ships (a mechanical trap), so a script holding the page can compute it.
     from_page: bool = False
+    #: Published with a benchmark (or marked public): a worker may hold the answer without reading.
+    public: bool = False
 
 
 @dataclass(frozen=True)
@@ -251,6 +273,9 @@ class Quality:
     min_per_class: int
     #: Erroneous sentences checked against labels the page does not give away (gold, human-written traps).
     independent_erroneous: int = 0
+    #: Checked answers on public labels (published gold), and whether they were left out of this score.
+    public_checks: int = 0
+    public_left_out: bool = False
 
     @property
     def decisive(self) -> bool:
@@ -277,7 +302,9 @@ class Quality:
         part = (
             f"factual sentences {self.factual_correct:g} of {self.factual_weight:g}, "
             f"erroneous {self.erroneous_correct:g} of {self.erroneous_weight:g} "
-            f"({self.gold_checks} gold, {self.trap_checks} trap)"
+            f"({self.gold_checks} gold, {self.trap_checks} trap"
+            + (f"; {self.public_checks} on public labels left out" if self.public_left_out and self.public_checks else "")
+            + ")"
         )
         if self.score is None:
             return f"balanced control score not known yet (needs {self.min_per_class} checked answers of each class; {part})"
@@ -304,6 +331,7 @@ def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
         gold_checks=sum(c.count for c in checks if c.source == "gold"), trap_checks=sum(c.count for c in checks if c.source == "trap"),
         score=score, min_per_class=min_per_class,
         independent_erroneous=sum(c.count for c in checks if not c.expected_factual and not c.from_page and c.weight > 0),
+        public_checks=sum(c.count for c in checks if c.public),
     )
 
 
@@ -320,42 +348,55 @@ def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime |
     tables = {
         "judgement": SentenceJudgement._meta.db_table, "assignment": Assignment._meta.db_table,
         "item": Item._meta.db_table, "gold": GoldLabel._meta.db_table, "answer": TrapAnswer._meta.db_table,
-        "trap": Trap._meta.db_table,
+        "trap": Trap._meta.db_table, "summary": Summary._meta.db_table, "document": Document._meta.db_table,
+        "edit": Edit._meta.db_table,
     }
     # Gold is scored on Yes/No only: which category a real error belongs to is where honest annotators
     # disagree most (FRANK's own), and the category of imported gold is often unknown.
     gold_sql = f"""
-        SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), COUNT(*)
+        SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), g.public, COUNT(*)
         FROM {tables['assignment']} a
         JOIN {tables['item']} i ON i.id = a.item_id
         JOIN {tables['judgement']} j ON j.assignment_id = a.id
         JOIN {tables['gold']} g ON g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
-        GROUP BY 1, 2"""
+        GROUP BY 1, 2, 3"""
     trap_sql = f"""
-        SELECT t.expected_factual, t_answer.correct, t.weight, t.source, COUNT(*)
+        SELECT t.expected_factual, t_answer.correct, t.weight, t.source,
+               COALESCE(ed.public_labels, '') <> '' AND e.id IS NULL, COUNT(*)
         FROM {tables['answer']} t_answer
         JOIN {tables['assignment']} a ON a.id = t_answer.assignment_id
         JOIN {tables['item']} i ON i.id = a.item_id
         JOIN {tables['trap']} t ON t.id = t_answer.trap_id
+        LEFT JOIN {tables['summary']} es ON es.id = t.edited_summary_id
+        LEFT JOIN {tables['document']} ed ON ed.id = es.document_id
+        LEFT JOIN {tables['edit']} e ON e.edited_summary_id = t.edited_summary_id
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
-        GROUP BY 1, 2, 3, 4"""
+        GROUP BY 1, 2, 3, 4, 5"""
     with connection.cursor() as cursor:
         cursor.execute(gold_sql, params)
-        checks = [Check(bool(expected), bool(correct), float(n), "gold", int(n)) for expected, correct, n in cursor.fetchall()]
+        checks = [
+            Check(bool(expected), bool(correct), float(n), "gold", int(n), public=bool(public))
+            for expected, correct, public, n in cursor.fetchall()
+        ]
         cursor.execute(trap_sql, params)
         checks += [
-            Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n), from_page=source == TrapSource.MECHANICAL)
-            for expected, correct, weight, source, n in cursor.fetchall()
+            Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n), from_page=source == TrapSource.MECHANICAL,
+                  public=bool(public))
+            for expected, correct, weight, source, public, n in cursor.fetchall()
         ]
     return checks
 
 
-def worker_quality(participation: Participation, *, until: datetime | None = None, in_submission: bool = False) -> Quality:
+def worker_quality(
+    participation: Participation, *, until: datetime | None = None, in_submission: bool = False, for_bonus: bool = False,
+) -> Quality:
     """The worker's balanced quality score in the participation's campaign (answers submitted up to ``until``).
 
     ``in_submission``: called while the participation's latest submission is being stored (``until`` is its
     time), so the answers the quality rules just scored for it are the same ones and are reused.
+    ``for_bonus``: the score a bonus is decided on, public labels left out unless the campaign accepts them
+    (:func:`private_quality`).
     """
     campaign = participation.campaign
     scored = getattr(participation, "_submission_checks", None)
@@ -363,7 +404,17 @@ def worker_quality(participation: Participation, *, until: datetime | None = Non
         checks = scored[1]
     else:
         checks = worker_checks(participation.worker_id, campaign, until=until)
+    if for_bonus and not campaign.bonus_on_public_labels:
+        return private_quality(checks, campaign.control_min_per_class)
     return balanced_score(checks, campaign.control_min_per_class)
+
+
+def private_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
+    """The balanced score over the checks whose answer is not published: a worker holding a benchmark's released
+    labels (FRANK, QAGS, BUMP, AggreFact) answers its gold right without reading, so that gold says nothing
+    about the worker; it still counts towards blocking, where agreeing with it is the least to expect."""
+    quality = balanced_score([c for c in checks if not c.public], min_per_class)
+    return replace(quality, public_checks=sum(c.count for c in checks if c.public), public_left_out=True)
 
 
 def campaign_has_checks(campaign: Campaign) -> bool:

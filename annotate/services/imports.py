@@ -14,7 +14,7 @@ from django.db import transaction
 from annotate.importers.base import ImportFailed, ImportReport, ProgressCallback
 from annotate.importers.scores import import_csv_scores, import_frank_scores, import_jsonl_scores
 from annotate.importers.store import Store
-from annotate.models import Campaign
+from annotate.models import Campaign, Document
 from annotate.protocols import PROTOCOLS, dataset_formats
 from annotate.services.campaigns import create_campaign
 from annotate.services.control_items import gold_from_imported_labels
@@ -76,6 +76,11 @@ def import_dataset(
         dataset_format.importer(store, resolved, progress or _no_progress, **options)
         store.problems.raise_if_any()  # every wrong record named; the transaction stores nothing
         store.flush()
+        if dataset_format.public_labels:  # a published benchmark's labels: anyone may hold them
+            report.public_labels = dataset_format.public_labels
+            Document.objects.filter(pk__in=store.document_ids).exclude(public_labels=report.public_labels).update(
+                public_labels=report.public_labels
+            )
         gold_from_imported_labels(campaign)  # control items: the human labels that came with the data
         queue_page_preparation(campaign)
     return report

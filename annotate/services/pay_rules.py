@@ -95,7 +95,8 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
         return f"item submitted too fast on the server's clock ({took}; minimum {campaign.min_seconds_per_sentence:g} s per sentence)", None
     if not campaign_has_checks(campaign):
         return None, None  # nothing to score against: the campaign pays every item (README "Quality checks")
-    quality = worker_quality(participation, until=assignment.submitted_at, in_submission=True)
+    # Published labels (a benchmark's release) are left out unless the campaign accepts them knowingly.
+    quality = worker_quality(participation, until=assignment.submitted_at, in_submission=True, for_bonus=True)
     if quality.score is None:
         return f"no bonus yet: {quality.describe()}", None
     if quality.independent_erroneous < campaign.control_min_per_class:
@@ -103,7 +104,8 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
         # erroneous sentences whose label the page does not give away (gold, human-written BUMP-edit traps).
         return (
             f"no bonus yet: {quality.independent_erroneous} erroneous sentences checked against gold or human-written "
-            f"traps, {campaign.control_min_per_class} needed (traps built from the article alone do not earn a bonus); "
+            f"traps, {campaign.control_min_per_class} needed (traps built from the article alone do not earn a bonus"
+            f"{', nor do public labels' if quality.public_left_out else ''}); "
             f"{quality.describe()}"
         )[:300], quality.score
     bound = quality.lower_bound(campaign.bonus_confidence)

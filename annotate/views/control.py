@@ -19,6 +19,7 @@ from annotate.models import (
 from annotate.services.control_items import (
     gold_from_crowd,
     gold_from_imported_labels,
+    mark_gold_public,
     remove_gold_label,
     set_gold_label,
     worker_quality,
@@ -34,16 +35,24 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     participations = Participation.objects.filter(campaign=campaign).select_related("worker__user", "campaign").order_by("pk")
     gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
+    # Published labels (a benchmark's release) pay no bonus unless the campaign accepts them knowingly.
+    bonus_gold = gold if campaign.bonus_on_public_labels else gold.filter(public=False)
     return render(request, "annotate/manage/control.html", {
         "campaign": campaign,
         "gold_counts": {label: gold.filter(source=value).count() for value, label in GoldSource.choices},
         "control_items": campaign.items.filter(is_control=True).count(),
         "items": campaign.items.count(),
-        "workers": [{"participation": p, "quality": worker_quality(p)} for p in participations],
+        "workers": [
+            {"participation": p, "quality": worker_quality(p), "bonus_quality": worker_quality(p, for_bonus=True)} for p in participations
+        ],
+        "public_gold": gold.filter(public=True).count(),
+        "public_benchmarks": sorted(set(
+            campaign.documents.exclude(public_labels="").values_list("public_labels", flat=True).distinct()
+        )),
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
         "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
         # Bonuses need erroneous sentences whose label the page does not give away (services/pay_rules.py).
-        "bonus_evidence": gold.filter(factual=False).count()
+        "bonus_evidence": bonus_gold.filter(factual=False).count()
         + Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0).count(),
     })
 
@@ -75,6 +84,39 @@ def set_gold(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, f"The label was not saved: {exc}.")
     else:
         messages.success(request, f"Sentence {sentence} of summary {summary_id} is now gold ({label}).")
+    return redirect("annotate:manage-control", slug)
+
+
+@staff_required
+@require_POST
+def gold_visibility(request: HttpRequest, slug: str) -> HttpResponse:
+    """Mark gold labels public or private (``public`` 1/0): one label (``label``) or all of the campaign's."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    public = request.POST.get("public", "")
+    if public not in ("0", "1"):
+        messages.error(request, "Choose whether the labels are public (1) or private (0).")
+        return redirect("annotate:manage-control", slug)
+    label = request.POST.get("label", "")
+    if label and not (label.isdigit() and GoldLabel.objects.filter(pk=int(label), summary__document__campaign=campaign).exists()):
+        messages.error(request, f"This campaign has no gold label {label}.")
+        return redirect("annotate:manage-control", slug)
+    changed = mark_gold_public(campaign, public == "1", label_ids=[int(label)] if label else None)
+    messages.success(request, f"{changed} gold labels marked {'public' if public == '1' else 'private'}.")
+    return redirect("annotate:manage-control", slug)
+
+
+@staff_required
+@require_POST
+def public_label_bonus(request: HttpRequest, slug: str) -> HttpResponse:
+    """The campaign's ``bonus_on_public_labels``: an admin accepts (``accept`` 1) or withdraws the risk of paying
+    bonuses on published labels."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    accept = request.POST.get("accept") == "1"
+    Campaign.objects.filter(pk=campaign.pk).update(bonus_on_public_labels=accept)
+    if accept:
+        messages.warning(request, "Bonuses now count public labels: a worker holding the published labels is paid without reading.")
+    else:
+        messages.success(request, "Bonuses need private checks again.")
     return redirect("annotate:manage-control", slug)
 
 

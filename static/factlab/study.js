@@ -17,6 +17,10 @@
         const report = document.getElementById("import-report");
         report.textContent = JSON.stringify(state.report, null, 2);
         report.hidden = false;
+        if (state.report && state.report.public_labels) {
+          document.getElementById("public-labels-source").textContent = state.report.public_labels;
+          document.getElementById("public-labels").hidden = false;
+        }
         document.getElementById("import-next").hidden = false;
       } else if (state.error && state.error.message) {
         const box = document.getElementById("import-error");
