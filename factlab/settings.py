@@ -255,6 +255,9 @@ FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD
 FACTLAB_SCORING_MAX_ATTEMPTS = int(os.environ.get("FACTLAB_SCORING_MAX_ATTEMPTS", "5"))
 # The age fallback matches the broker's visibility timeout: by then Redis re-delivers the message anyway.
 FACTLAB_SCORING_STALE_SECONDS = int(os.environ.get("FACTLAB_SCORING_STALE_SECONDS", str(CELERY_VISIBILITY_TIMEOUT)))
+# Report jobs (queue `reports`) one user may have queued or running at once; one more is refused with 429
+# (metrics_service/report_jobs.py). Identical requests join the running job and are not counted.
+FACTLAB_REPORT_JOBS_PER_USER = int(os.environ.get("FACTLAB_REPORT_JOBS_PER_USER", "2"))
 # Self-healing (celery beat, `celery -A factlab beat`): every FACTLAB_HEAL_INTERVAL_SECONDS, jobs whose
 # message never reached the broker and jobs of dead workers (no running lock) older than the grace time
 # are sent again; assignments past their deadline are expired; finished uploads are purged hourly.

@@ -6,6 +6,7 @@ Public API (used by the ``report`` management command, the Celery task, the dash
                  auc_references="per_pair", include_incomplete=False, progress=None) -> dict
     get_or_compute_report(campaign, **same_options) -> dict     # cached per campaign state
     cached_report(campaign, **same_options) -> dict | None      # the cached report or None (no computing)
+    # the API's jobs (one per campaign and options, a limit per user): metrics_service.report_jobs.request_report
     load_analysis_data(campaign, ...) -> AnalysisData           # the per-summary frames behind the report
 
 Over 400 lines on purpose: the report is one document whose sections share the loaded data and the
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -451,7 +451,7 @@ def normalize_options(
     }
 
 
-def _checked_options(options: dict) -> dict:
+def checked_options(options: dict) -> dict:
     try:
         return normalize_options(**options)
     except TypeError as exc:
@@ -461,7 +461,7 @@ def _checked_options(options: dict) -> dict:
 def cached_report(campaign: Campaign | str, **options) -> dict | None:
     """The cached report for the campaign's current state and these options, or ``None`` (never computes)."""
     campaign = resolve_campaign(campaign)
-    return cache.get(report_cache_key(campaign, **_checked_options(options)))
+    return cache.get(report_cache_key(campaign, **checked_options(options)))
 
 
 def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallback | None = None, **options) -> dict:
@@ -470,7 +470,7 @@ def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallbac
     Accepts the same keyword options as :func:`build_report`.
     """
     campaign = resolve_campaign(campaign)
-    options = _checked_options(options)
+    options = checked_options(options)
     key = report_cache_key(campaign, **options)
     report = cache.get(key)
     if report is None:
@@ -479,65 +479,7 @@ def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallbac
     return report
 
 
-PROGRESS_SECONDS = 600  # a worker that died mid-report lets the next request start another after this
-
-
-def report_progress_key(campaign: Campaign, **options) -> str:
-    return f"{report_cache_key(campaign, **options)}:progress"
-
-
-def set_report_progress(campaign: Campaign, options: dict, **state) -> None:
-    cache.set(report_progress_key(campaign, **options), state, PROGRESS_SECONDS)
-
-
-def _queued_too_long(progress: dict) -> bool:
-    from django.conf import settings
-
-    grace = float(getattr(settings, "FACTLAB_HEAL_GRACE_SECONDS", 60))
-    return time.time() - float(progress.get("queued_at") or time.time()) > grace
-
-
-def request_report(campaign: Campaign | str, **options) -> tuple[dict | None, dict]:
-    """The cached report, or ``(None, progress)`` after making sure a Celery task computes it.
-
-    Off the request path: the first request for a campaign state and options queues
-    ``metrics_service.tasks_report.compute_report``; later requests see its progress (``state``:
-    queued, running or failed; ``step`` of ``total`` and the section being computed) until the report is
-    in the cache. With eager Celery (no broker) the task runs inline and the report is returned at once.
-    """
-    campaign = resolve_campaign(campaign)
-    options = _checked_options(options)
-    report = cached_report(campaign, **options)
-    if report is not None:
-        return report, {"state": "done"}
-    from factlab.jobs import broker_available, task_named
-
-    if not broker_available():
-        # Broker (and cache) down: nobody would compute a queued report, but the database suffices.
-        return get_or_compute_report(campaign, **options), {"state": "done"}
-    key = report_progress_key(campaign, **options)
-    queued = {"state": "queued", "step": 0, "total": None, "section": None, "queued_at": time.time()}
-    progress = cache.get(key)
-    lost = bool(progress) and progress.get("state") == "queued" and _queued_too_long(progress)
-    if lost or cache.add(key, queued, PROGRESS_SECONDS):
-        # First request, or no worker picked the last message up within the grace time (lost in the
-        # broker): send it (again; a duplicate only finds the report cached).
-        cache.set(key, queued, PROGRESS_SECONDS)
-        try:
-            task_named("metrics_service.tasks_report.compute_report").delay(campaign.slug, **options)
-        except Exception:
-            cache.delete(key)
-            raise
-        report = cached_report(campaign, **options)
-        if report is not None:
-            return report, {"state": "done"}
-    progress = cache.get(key) or queued
-    if progress.get("state") == "failed":
-        cache.delete(key)  # the next request tries again
-    return None, progress
-
-
 __all__ = [
     "AnalysisData", "ReportError", "build_report", "cached_report", "get_or_compute_report", "load_analysis_data",
-    "normalize_options", "report_cache_key", "request_report",
+    "normalize_options", "report_cache_key",
 ]

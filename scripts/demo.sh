@@ -33,8 +33,10 @@ trap 'exit 130' INT TERM
 # The FRANK import (about 15 s) runs here; preparing its 499 task pages is queued for the worker, which starts
 # after it (the import has the CPU to itself).
 "$PY" manage.py setup_demo --frank-data "$FRANK_DATA" --no-progress
-# Imports and reports never wait behind page preparation or scoring: one worker per kind of queue (factlab/queues.py).
+# Imports never wait behind reports, page preparation or scoring: one worker per kind of queue (factlab/queues.py).
 "$PY" -m celery -A factlab worker -Q interactive -n interactive@%h --pool=solo -l info >var/log/worker-interactive.log 2>&1 &
+pids+=($!)
+"$PY" -m celery -A factlab worker -Q reports -n reports@%h --pool=solo -l info >var/log/worker-reports.log 2>&1 &
 pids+=($!)
 # Two slots: scoring a campaign need not wait for its page preparation.
 "$PY" -m celery -A factlab worker -Q cpu,gpu -n long@%h --concurrency 2 -l info >var/log/worker-long.log 2>&1 &

@@ -100,7 +100,7 @@ class CeleryWorker:
         *,
         broker_url: str,
         database_url: str | None = None,
-        queues: Sequence[str] = ("interactive", "cpu", "gpu"),
+        queues: Sequence[str] = ("interactive", "reports", "cpu", "gpu"),
         env: dict[str, str] | None = None,
         ready_timeout: float = 60.0,
     ):

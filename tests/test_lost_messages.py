@@ -58,7 +58,7 @@ def test_messages_lost_in_the_broker_are_sent_again_by_the_beat_and_the_jobs_fin
         preparation = queue_page_preparation(campaign)
         client = redis.Redis.from_url(url)
         queued = {name: client.llen(name) for name in queues.ALL_QUEUES}
-        assert queued == {"interactive": 1, "cpu": job.chunks.count() + 1, "gpu": 0}  # the import apart from the long jobs
+        assert queued == {"interactive": 1, "reports": 0, "cpu": job.chunks.count() + 1, "gpu": 0}  # the import apart from the long jobs
         client.flushdb()  # the broker loses every queued message
         upload.refresh_from_db()
         assert upload.dispatched_at is not None and upload.status == ImportStatus.PENDING
@@ -87,7 +87,7 @@ def test_messages_lost_in_the_broker_are_sent_again_by_the_beat_and_the_jobs_fin
 @pytest.mark.celery_worker
 @pytest.mark.slow
 def test_a_lost_report_message_is_sent_again_by_the_next_poll(transactional_db, settings, django_user_model):
-    from metrics_service.report import request_report
+    from metrics_service.report_jobs import request_report
 
     campaign = make_scoring_campaign("lost-report", n_documents=2, with_references=False)
     url = f"redis://127.0.0.1:6379/{DB}"
@@ -161,7 +161,8 @@ def test_short_jobs_and_long_jobs_go_to_different_queues():
     def queue(name: str) -> str:
         return app.amqp.router.route({}, name)["queue"].name
 
-    assert queue("annotate.run_import_job") == queue("metrics_service.tasks_report.compute_report") == "interactive"
+    assert queue("annotate.run_import_job") == "interactive"
+    assert queue("metrics_service.tasks_report.compute_report") == "reports"  # imports never wait behind reports
     assert queue("annotate.prepare_campaign_pages") == queue("metrics_service.tasks.score_chunk") == "cpu"
     assert {queue(entry["task"]) for entry in app.conf.beat_schedule.values()} == {"interactive"}
 

@@ -24,29 +24,41 @@ TABLE_TYPES = {"csv": ("csv", "text/csv; charset=utf-8"), "tex": ("latex", "appl
 FIGURE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
 
 
-def _reports(campaign, options: dict) -> tuple[dict | None, dict, Response | None]:
-    """The report and, without a dataset filter, one report per dataset (the correlation table's blocks)."""
-    from metrics_service.paper import DATASET_LABELS
-    from metrics_service.report import ReportError, request_report
+def requested_report(campaign, options: dict, user) -> tuple[dict | None, Response | None]:
+    """The report, or the answer while there is none: 202 with its job (queued or running; ``Retry-After``),
+    500 when the job failed, 429 when ``user`` already has as many report jobs as allowed, 400 for bad options."""
+    from metrics_service.report import ReportError
+    from metrics_service.report_jobs import ReportJobLimit, request_report
 
     try:
-        report, progress = request_report(campaign, **options)
-        subsets = {}
-        if report is not None and not options.get("dataset"):
-            for dataset in sorted(report.get("error_distribution_by_dataset") or {}):
-                subset, progress = request_report(campaign, **{**options, "dataset": dataset})
-                if subset is None:
-                    report = None
-                    break
-                subsets[DATASET_LABELS.get(dataset, dataset)] = subset
+        report, progress = request_report(campaign, user_id=getattr(user, "pk", None), **options)
     except ReportError as exc:
-        return None, {}, Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-    if report is None:
-        if progress.get("state") == "failed":
-            return None, {}, Response({"status": "failed", "detail": progress.get("error", "")}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
-        return None, {}, Response({"status": progress.get("state", "queued"), "progress": progress},
-                                  status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "2"})
-    return report, subsets, None
+        return None, Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    except ReportJobLimit as exc:
+        return None, Response({"detail": str(exc), "limit": exc.limit}, status=status.HTTP_429_TOO_MANY_REQUESTS,
+                              headers={"Retry-After": str(exc.retry_after)})
+    if report is not None:
+        return report, None
+    if progress.get("state") == "failed":
+        return None, Response({"status": "failed", "job": progress.get("job"), "detail": progress.get("error", "")},
+                              status=status.HTTP_500_INTERNAL_SERVER_ERROR)
+    return None, Response({"status": progress.get("state", "queued"), "job": progress.get("job"), "progress": progress},
+                          status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "2"})
+
+
+def _reports(campaign, options: dict, user) -> tuple[dict | None, dict, Response | None]:
+    """The report and, without a dataset filter, one report per dataset (the correlation table's blocks)."""
+    from metrics_service.paper import DATASET_LABELS
+
+    report, waiting = requested_report(campaign, options, user)
+    subsets = {}
+    if report is not None and not options.get("dataset"):
+        for dataset in sorted(report.get("error_distribution_by_dataset") or {}):
+            subset, waiting = requested_report(campaign, {**options, "dataset": dataset}, user)
+            if subset is None:
+                return None, {}, waiting
+            subsets[DATASET_LABELS.get(dataset, dataset)] = subset
+    return report, subsets, waiting
 
 
 class _ReportOutputs(APIView):
@@ -58,7 +70,7 @@ class _ReportOutputs(APIView):
         query = ReportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         options = dict(query.validated_data)
-        report, subsets, waiting = _reports(campaign, options)
+        report, subsets, waiting = _reports(campaign, options, request.user)
         return campaign, options, report, subsets, waiting
 
 

@@ -113,32 +113,18 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
 class ReportView(CampaignScoped, APIView):
     """The campaign's analysis report, computed by a Celery worker and cached per campaign state.
 
-    200 with the report when it is cached; otherwise 202 with ``{"status", "progress"}`` (and a
-    ``Retry-After`` header) while a worker computes it: poll the same URL until it answers 200.
+    200 with the report when it is cached; otherwise 202 with ``{"status", "job", "progress"}`` (and a
+    ``Retry-After`` header) while a worker computes it: poll the same URL until it answers 200. Identical
+    requests share one job; a user with ``FACTLAB_REPORT_JOBS_PER_USER`` jobs queued or running gets 429.
     """
 
     query_options = serializers.ReportQuerySerializer
 
-    @extend_schema(parameters=[SLUG, serializers.ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT})
+    @extend_schema(parameters=[SLUG, serializers.ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 429: OpenApiTypes.OBJECT})
     def get(self, request, slug=None):
-        from metrics_service.report import ReportError, request_report
+        from annotate.api.report_outputs import requested_report
 
         query = serializers.ReportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
-        options = query.validated_data
-        try:
-            report, progress = request_report(
-                self.campaign, split=options["split"], dataset=options.get("dataset"), system=options.get("system"),
-                partial=options["partial"], aggregation=options["aggregation"],
-                spearman=options["spearman"], auc_references=options["auc_references"],
-                include_incomplete=options["include_incomplete"], kendall=options["kendall"],
-                min_label_posterior=options.get("min_label_posterior"),
-            )
-        except ReportError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
-        if report is not None:
-            return Response(report)
-        if progress.get("state") == "failed":
-            return Response({"status": "failed", "detail": progress.get("error", "")}, status=status.HTTP_500_INTERNAL_SERVER_ERROR)
-        return Response({"status": progress.get("state", "queued"), "progress": progress}, status=status.HTTP_202_ACCEPTED,
-                        headers={"Retry-After": "2"})
+        report, waiting = requested_report(self.campaign, dict(query.validated_data), request.user)
+        return waiting if report is None else Response(report)
