@@ -1,5 +1,21 @@
 """gunicorn reads this file from the working directory: a server started with gunicorn runs FactLab's
-production settings unless told otherwise (FACTLAB_PRODUCTION=0, e.g. the benchmarks on plain HTTP)."""
+production settings unless told otherwise (FACTLAB_PRODUCTION=0, e.g. the benchmarks on plain HTTP).
+
+The master loads the application and everything a request may need (every view module, the spaCy
+pipelines) before it forks its workers, so no request pays seconds of loading (the first BUMP submit of a
+fresh worker once did, and passed the worker timeout), a worker started to replace a killed one serves at
+once, and the workers share the loaded pipelines' memory.
+"""
 import os
 
 os.environ.setdefault("FACTLAB_PRODUCTION", "1")
+
+preload_app = True
+
+
+def when_ready(server):
+    """Runs in the master after the application is loaded (``preload_app``) and before any worker forks."""
+    from factlab.warm import load_for_requests
+
+    load_for_requests()
+    server.log.info("FactLab: views and spaCy pipelines loaded before forking workers")

@@ -28,6 +28,22 @@ def split_sentences(text: str) -> list[str]:
 # The parser sets sentence boundaries from tok2vec alone: the tagger and attribute ruler change no split
 # (checked on the FRANK articles) and cost a third of the time.
 SPLIT_DISABLED = ("ner", "lemmatizer", "tagger", "attribute_ruler")
+# Entities (entity questions and pools) need the NER; negated traps need the tagger and parser.
+ENTITIES_DISABLED = ("lemmatizer",)
+TRAPS_DISABLED = ("ner",)
+
+
+def load_pipelines() -> None:
+    """Load every pipeline this module hands out, before the process serves anything.
+
+    Loading spaCy takes seconds (torch's import included) and a request that pays it can pass the server's
+    timeout: gunicorn's master (gunicorn.conf.py) and each Celery worker (factlab/celery.py) call this at
+    start, so claims, submits and jobs find the pipelines cached. Keyword arguments as every caller passes
+    them: the cache keys on how ``get_nlp`` is called.
+    """
+    for disabled in (SPLIT_DISABLED, ENTITIES_DISABLED, TRAPS_DISABLED):
+        get_nlp(disable=disabled)
+    _sentencizer()
 
 
 def split_sentences_many(texts: Iterable[str], batch_size: int = 64) -> Iterator[list[str]]:
@@ -70,7 +86,7 @@ def named_entities(text: str) -> list[str]:
 
 
 def _named_entities(text: str) -> list[str]:
-    nlp = get_nlp(disable=("lemmatizer",))
+    nlp = get_nlp(disable=ENTITIES_DISABLED)
     seen: dict[str, None] = {}
     for ent in nlp(text).ents:
         if ent.label_ not in {"CARDINAL", "ORDINAL", "PERCENT", "QUANTITY", "MONEY"}:

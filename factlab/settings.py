@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -131,7 +132,11 @@ ASGI_APPLICATION = "factlab.asgi.application"
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")))}
+    # Persistent connections are checked before a request reuses them: one that PostgreSQL dropped (a restart,
+    # a failover, an idle timeout) is replaced instead of answering that request with a 500.
+    DATABASES = {"default": dj_database_url.parse(
+        DATABASE_URL, conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")), conn_health_checks=True,
+    )}
 else:
     DATABASES = {
         "default": {
@@ -268,6 +273,15 @@ FACTLAB_HEAL_GRACE_SECONDS = float(os.environ.get("FACTLAB_HEAL_GRACE_SECONDS", 
 # duplicate of a message that was only waiting is harmless (every job skips work already done), so this is
 # above the time a job may wait in its queue on a busy worker, not above its run time.
 FACTLAB_HEAL_PENDING_SECONDS = float(os.environ.get("FACTLAB_HEAL_PENDING_SECONDS", "600"))
+# Workers (factlab/liveness.py): a message left waiting this long while a worker had a free slot means that
+# worker stopped consuming (a known kombu failure after a Redis restart): it stops with status 70 for its
+# supervisor to start a fresh one, and `manage.py worker_alive` (the health check) fails. A worker asked to
+# stop exits within FACTLAB_WORKER_STOP_SECONDS, running tasks or not (their jobs are delivered again).
+FACTLAB_WORKER_STUCK_SECONDS = float(os.environ.get("FACTLAB_WORKER_STUCK_SECONDS", "120"))
+FACTLAB_WORKER_STOP_SECONDS = float(os.environ.get("FACTLAB_WORKER_STOP_SECONDS", "30"))
+FACTLAB_WORKER_STATE_DIR = Path(os.environ.get("FACTLAB_WORKER_STATE_DIR", Path(tempfile.gettempdir()) / "factlab-workers"))
+# Redis may come up after a worker (a reboot, a compose stack): the worker keeps trying instead of exiting.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "heal-scoring-jobs": {"task": "metrics_service.tasks.heal_scoring_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},
     "heal-import-jobs": {"task": "annotate.heal_import_jobs", "schedule": FACTLAB_HEAL_INTERVAL_SECONDS},

@@ -52,9 +52,9 @@ def typed_entities(text: str) -> dict[str, list[str]]:
 
 def typed_entities_many(texts: Iterable[str], batch_size: int = 16) -> Iterable[dict[str, list[str]]]:
     """:func:`typed_entities` of many texts in ``nlp.pipe`` batches (one parse per text)."""
-    from annotate.nlp import get_nlp
+    from annotate.nlp import ENTITIES_DISABLED, get_nlp
 
-    for parsed in get_nlp(disable=("lemmatizer",)).pipe(texts, batch_size=batch_size):
+    for parsed in get_nlp(disable=ENTITIES_DISABLED).pipe(texts, batch_size=batch_size):
         yield _typed_from_parse(parsed)
 
 

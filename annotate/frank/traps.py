@@ -31,7 +31,7 @@ from annotate.models import (
     Trap,
     TrapSource,
 )
-from annotate.nlp import get_nlp, split_sentences
+from annotate.nlp import TRAPS_DISABLED, get_nlp, split_sentences
 
 MIN_WORDS, MAX_WORDS = 6, 40
 PRONOUN_SWAPS = {"he": "she", "she": "he", "him": "her", "his": "her", "her": "his", "himself": "herself", "herself": "himself"}
@@ -46,7 +46,7 @@ def _candidates(sentences: list[str]) -> list[str]:
 
 def negate(sentence: str) -> str | None:
     """The sentence with its main verb negated ("was" -> "was not", "scored" -> "did not score"), or None."""
-    doc = get_nlp(disable=("ner",))(sentence)
+    doc = get_nlp(disable=TRAPS_DISABLED)(sentence)
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None or root.pos_ not in ("VERB", "AUX") or any(c.dep_ == "neg" for c in root.children):
         return None

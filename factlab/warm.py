@@ -1,0 +1,26 @@
+"""What a serving process loads at start, never inside a request or a job.
+
+``load_for_requests`` runs in gunicorn's master before it forks (gunicorn.conf.py); ``load_for_jobs`` in a
+Celery worker before its pool starts (factlab/celery.py). Both leave the loaded modules and spaCy pipelines
+to the forked processes.
+"""
+from __future__ import annotations
+
+
+def load_for_jobs() -> None:
+    """The spaCy pipelines of imports (sentence splits), page preparation (entities, traps) and scoring."""
+    from annotate.nlp import load_pipelines
+    from metrics_service.text import get_nlp as scoring_pipeline
+
+    load_pipelines()
+    scoring_pipeline()
+
+
+def load_for_requests() -> None:
+    """Every view module (the URL conf) and the spaCy pipelines that claims and submits use."""
+    from django.urls import get_resolver
+
+    from annotate.nlp import load_pipelines
+
+    get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view module
+    load_pipelines()
