@@ -72,6 +72,13 @@ def shown_reference(summary: Summary) -> str:
     return present(summary.text)
 
 
+def edit_problems(item: Item, reference: str, text: str) -> dict[str, str]:
+    """Why ``text`` is not an acceptable edit of ``reference`` for ``item`` (:func:`annotate.bump.edits.edit_problems`,
+    with the campaign's limit and the article's words as real words)."""
+    return edits.edit_problems(reference, text, max_distance=item.campaign.max_edit_distance, count_sentences=count_sentences,
+                               context=item.document.text)
+
+
 def task_page_data(assignment: Assignment) -> dict[str, Any]:
     """Everything the editing page shows: article, reference, the requested type, the checkpoint code."""
     item = assignment.item
@@ -237,11 +244,11 @@ class _BumpProtocol(Protocol):
             raise InvalidSubmission("The edited summary is missing.", field_errors={"edited": "missing"})
         if len(text) > MAX_EDIT_CHARS:
             raise InvalidSubmission(f"The edited summary is too long (over {MAX_EDIT_CHARS} characters).", field_errors={"edited": "too long"})
-        text = " ".join(text.split())
         reference = shown_reference(item.summary)
-        problems = edits.edit_problems(reference, text, max_distance=campaign.max_edit_distance, count_sentences=count_sentences)
+        problems = edit_problems(item, reference, text)
         if problems:
             raise InvalidSubmission(problems["edited"] + " Your edit was kept; nothing was stored.", field_errors=problems)
+        text = edits.clean_edit(text)  # stored without invisible characters or character variants
         edited = create_edited_summary(
             item.summary, text, requested_error_type=item.requested_error_type, external_id=f"edit:{assignment.pk}"
         )

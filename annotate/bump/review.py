@@ -21,8 +21,8 @@ from annotate.models import (
     Worker,
 )
 from annotate.bump.protocol import (
-    count_sentences,
     create_edited_summary,
+    edit_problems,
     schedule_auto_scoring,
     shown_reference,
 )
@@ -154,11 +154,11 @@ def complete_expert_item(item_id: int, reviewer, *, edited_text: str = "", not_a
         }
         if not_applicable:
             return Edit.objects.create(is_not_applicable=True, **common)
-        text = " ".join((edited_text or "").split())
         reference = shown_reference(item.summary)
-        problems = edits.edit_problems(reference, text, max_distance=item.campaign.max_edit_distance, count_sentences=count_sentences)
+        problems = edit_problems(item, reference, edited_text or "")
         if problems:
             raise InvalidSubmission(problems["edited"], field_errors=problems)
+        text = edits.clean_edit(edited_text)
         summary = create_edited_summary(item.summary, text, requested_error_type=item.requested_error_type, external_id=f"expert:{assignment.pk}")
         summary.corrected_error_type = item.requested_error_type
         summary.save(update_fields=["corrected_error_type"])
