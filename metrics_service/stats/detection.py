@@ -1,17 +1,28 @@
 """Binary inconsistency detection (AggreFact, Tang et al. 2023): balanced accuracy with a tuned threshold.
 
-A summary is labelled consistent when its human factuality is 1 (no sentence judged non-factual). A metric
-predicts "consistent" when its score is at least the threshold. The threshold maximises balanced accuracy
-(scikit-learn's definition: mean of the recall of both classes) on the *validation* split and is then
-applied to the *test* split:
+A summary is labelled consistent when its human factuality is 1 (no sentence judged non-factual). Balanced
+accuracy is scikit-learn's: the mean recall of the classes present in the labels.
 
-* ``per_dataset``: one threshold per dataset (tuned on that dataset's validation summaries), reported on
-  its test summaries and per system category (AggreFact's SOTA / XFORMER / OLD);
-* ``single_threshold``: one threshold tuned on all validation summaries, reported per dataset and overall.
+AggreFact's procedure (``procedure="aggrefact"``, the default), as the paper's evaluation does it:
 
-95% confidence intervals are percentile bootstraps of the test summaries (threshold held fixed; 1000
-resamples, fixed seed, vectorised). The pooled single threshold mixes datasets whose score scales differ
-(CNN/DM and XSum), so the per-dataset setting is AggreFact's and shown first.
+* **threshold search**: the candidate thresholds are the percentiles 0, 0.2, ..., 99.8 of the validation
+  scores (``numpy.percentile``, linear interpolation); a summary is predicted consistent when its score is
+  *strictly above* the threshold; the last candidate with the best validation balanced accuracy wins ties;
+* **Table 4** (``table4``): one threshold per source benchmark (``benchmark``: XSumFaith, FRANK, ...) x
+  summarisation corpus (``dataset``: CNN/DM, XSum) x system category (SOTA / XFORMER / OLD), tuned on that
+  cell's validation summaries and applied to its test summaries; each category and corpus reports the mean of
+  the benchmarks' figures weighted by their test counts;
+* **Table 5** (``table5``): per corpus, one threshold tuned on all SOTA validation summaries, applied to the
+  SOTA test summaries, with a 95% interval from 1000 subsamples of 80% of the test summaries drawn *without*
+  replacement (``numpy.random.default_rng(seed).choice(n, int(0.8 * n), replace=False)`` per subsample, in
+  order; the 2.5th and 97.5th percentiles of the subsamples' balanced accuracies);
+* ``per_dataset`` and ``single_threshold`` (one threshold per corpus, one for all) use the same search and
+  intervals; ``per_dataset[corpus]["by_system_category"]`` is Table 4's cell of that corpus.
+
+The platform's earlier choices remain as ``procedure="platform"``: every distinct score is a candidate
+(scikit-learn's ROC thresholds), "consistent" when the score is at least the threshold, one threshold per
+corpus reused for its system categories, and percentile-bootstrap intervals (resampling with replacement).
+The pooled single threshold mixes corpora whose score scales differ, so the per-corpus figures come first.
 """
 from __future__ import annotations
 
@@ -34,8 +45,73 @@ SYSTEM_CATEGORIES: dict[str, str] = {
 CATEGORY_ORDER = ("SOTA", "XFORMER", "OLD", "other")
 
 
+PROCEDURES = ("aggrefact", "platform")
+#: AggreFact's candidate thresholds: these percentiles of the validation scores.
+PERCENTILE_GRID = np.arange(0, 100, 0.2)
+SUBSAMPLE_FRACTION = 0.8
+
+
 def system_category(system: str, table: Mapping[str, str] = SYSTEM_CATEGORIES) -> str:
     return table.get(system.lower(), "other")
+
+
+def balanced_accuracy_present(labels: np.ndarray, predictions: np.ndarray) -> float:
+    """scikit-learn's balanced accuracy: the mean recall over the classes present in ``labels``.
+
+    Examples
+    --------
+    >>> balanced_accuracy_present(np.array([True, True, False]), np.array([True, False, False]))
+    0.75
+    >>> balanced_accuracy_present(np.array([True, True]), np.array([True, False]))
+    0.5
+    """
+    y, pred = np.asarray(labels, dtype=bool), np.asarray(predictions, dtype=bool)
+    recalls = [((pred == cls) & (y == cls)).sum() / (y == cls).sum() for cls in (False, True) if (y == cls).any()]
+    return float(np.mean(recalls))
+
+
+def aggrefact_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """AggreFact's threshold: the last of the percentiles 0, 0.2, ..., 99.8 of ``scores`` whose rule
+    ``score > threshold`` has the best balanced accuracy on ``labels``; ``None`` without scores.
+
+    Examples
+    --------
+    >>> aggrefact_threshold([0.1, 0.2, 0.8, 0.9], [False, False, True, True]) < 0.8
+    True
+    """
+    x = np.asarray(scores, dtype=float)
+    y = np.asarray(labels, dtype=bool)
+    if len(x) == 0:
+        return None
+    candidates = np.percentile(x, PERCENTILE_GRID)
+    predicted = x[None, :] > candidates[:, None]  # one row per candidate
+    recalls = []
+    if (~y).any():
+        recalls.append((~predicted & ~y).sum(axis=1) / (~y).sum())
+    if y.any():
+        recalls.append((predicted & y).sum(axis=1) / y.sum())
+    balanced = np.mean(recalls, axis=0)
+    last_best = len(balanced) - 1 - int(np.argmax(balanced[::-1]))
+    return float(candidates[last_best])
+
+
+def subsample_interval(
+    labels: np.ndarray, predictions: np.ndarray, *, n_resamples: int = 1000, fraction: float = SUBSAMPLE_FRACTION,
+    seed: int = 0,
+) -> tuple[float | None, float | None]:
+    """AggreFact's 95% interval: balanced accuracy on ``n_resamples`` subsamples of ``fraction`` of the rows drawn
+    without replacement (seeded, in order), then the 2.5th and 97.5th percentiles."""
+    y, pred = np.asarray(labels, dtype=bool), np.asarray(predictions, dtype=bool)
+    size = int(len(y) * fraction)
+    if size == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    values = np.empty(n_resamples)
+    for b in range(n_resamples):
+        rows = rng.choice(len(y), size, replace=False)
+        values[b] = balanced_accuracy_present(y[rows], pred[rows])
+    low, high = np.percentile(values, [2.5, 97.5])
+    return clean_float(low), clean_float(high)
 
 
 def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
@@ -111,15 +187,114 @@ def evaluate_threshold(
 
 
 def balanced_accuracy_report(
-    frame: pd.DataFrame, metrics: Sequence[str], *, n_resamples: int = 1000
+    frame: pd.DataFrame, metrics: Sequence[str], *, n_resamples: int = 1000, procedure: str = "aggrefact",
 ) -> dict | None:
-    """AggreFact-style balanced accuracy per metric.
+    """Balanced accuracy per metric, by AggreFact's procedure (default) or the platform's (see the module doc).
 
-    ``frame``: one row per summary with ``label`` (bool, consistent), ``split``, ``dataset``, ``system`` and
-    one column per metric (higher = more faithful). Returns ``None`` without both a validation and a test
-    summary, else ``{M: {"per_dataset": {DS: {"threshold", "balanced_accuracy", "ci_low", "ci_high", "n",
-    "by_system_category": {CAT: {...}}}}, "single_threshold": {"threshold", "all": {...}, DS: {...}}}}``.
+    ``frame``: one row per summary with ``label`` (bool, consistent), ``split``, ``dataset`` (the corpus),
+    ``system``, optionally ``benchmark`` (the source benchmark; one benchmark when absent), and one column per
+    metric (higher = more faithful). Returns ``None`` without both a validation and a test summary, else
+    ``{M: {"procedure", "per_dataset": {DS: {"threshold", "balanced_accuracy", "ci_low", "ci_high", "n",
+    "by_system_category": {CAT: {...}}}}, "single_threshold": {"threshold", "all": {...}, DS: {...}}}}``, and with
+    AggreFact's procedure ``"table4"`` (``{DS: {CAT: {"balanced_accuracy", "n", "benchmarks": {B: {...}}}}}``) and
+    ``"table5"`` (``{DS: {"threshold", "balanced_accuracy", "ci_low", "ci_high", "n"}}``).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"split": ["valid"] * 4 + ["test"] * 4, "dataset": "cnndm", "system": "bart",
+    ...                       "label": [False, True] * 4, "m": [0.1, 0.9, 0.2, 0.8, 0.3, 0.85, 0.1, 0.95]})
+    >>> balanced_accuracy_report(frame, ["m"])["m"]["table4"]["cnndm"]["SOTA"]["balanced_accuracy"]
+    1.0
     """
+    if procedure not in PROCEDURES:
+        raise ValueError(f"procedure: {procedure!r} is not one of {', '.join(PROCEDURES)}")
+    if frame.empty or not (frame["split"] == "valid").any() or not (frame["split"] == "test").any():
+        return None
+    if procedure == "platform":
+        return _platform_report(frame, metrics, n_resamples)
+    return _aggrefact_report(frame, metrics, n_resamples)
+
+
+def _aggrefact_cell(valid: pd.DataFrame, test: pd.DataFrame, metric: str, *, n_resamples: int | None) -> dict | None:
+    """Threshold tuned on ``valid``, balanced accuracy on ``test`` (with the subsample interval when asked)."""
+    if test.empty or valid.empty:
+        return None
+    threshold = aggrefact_threshold(valid[metric], valid["label"])
+    y = test["label"].to_numpy(dtype=bool)
+    pred = test[metric].to_numpy(dtype=float) > threshold
+    cell = {"threshold": threshold, "balanced_accuracy": clean_float(balanced_accuracy_present(y, pred)), "n": len(y),
+            "single_class": bool(y.all() or not y.any())}
+    if n_resamples:
+        cell["ci_low"], cell["ci_high"] = subsample_interval(y, pred, n_resamples=n_resamples)
+    return cell
+
+
+def aggrefact_table4(frame: pd.DataFrame, metric: str) -> dict:
+    """Table 4: per corpus and system category, the test-count-weighted mean over benchmarks of the balanced
+    accuracy at each benchmark x corpus x category's own validation-tuned threshold."""
+    rows = frame[frame[metric].notna()]
+    out: dict[str, dict] = {}
+    for (dataset, category), cell_rows in rows.groupby(["dataset", "category"], sort=True):
+        benchmarks = {}
+        for benchmark, sub in cell_rows.groupby("benchmark", sort=True):
+            cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, n_resamples=None)
+            if cell is not None:
+                benchmarks[str(benchmark)] = cell
+        if not benchmarks:
+            continue
+        counts = np.array([c["n"] for c in benchmarks.values()], dtype=float)
+        values = np.array([c["balanced_accuracy"] for c in benchmarks.values()], dtype=float)
+        out.setdefault(str(dataset), {})[str(category)] = {
+            "balanced_accuracy": clean_float(float((values * counts).sum() / counts.sum())), "n": int(counts.sum()),
+            "benchmarks": benchmarks,
+        }
+    return {ds: {c: cells[c] for c in CATEGORY_ORDER if c in cells} for ds, cells in out.items()}
+
+
+def aggrefact_table5(frame: pd.DataFrame, metric: str, *, n_resamples: int = 1000) -> dict:
+    """Table 5: per corpus, one threshold tuned on the SOTA validation summaries, applied to the SOTA test
+    summaries, with the 80%-subsample interval."""
+    rows = frame[frame[metric].notna() & (frame["category"] == "SOTA")]
+    out = {}
+    for dataset, sub in rows.groupby("dataset", sort=True):
+        cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, n_resamples=n_resamples)
+        if cell is not None:
+            out[str(dataset)] = cell
+    return out
+
+
+def _aggrefact_report(frame: pd.DataFrame, metrics: Sequence[str], n_resamples: int) -> dict:
+    frame = frame.assign(category=frame["system"].map(system_category))
+    if "benchmark" not in frame:
+        frame = frame.assign(benchmark="all")
+    frame = frame.assign(benchmark=frame["benchmark"].fillna("all").astype(str))
+    out: dict[str, dict] = {}
+    for metric in metrics:
+        rows = frame[frame[metric].notna()]
+        valid, test = rows[rows["split"] == "valid"], rows[rows["split"] == "test"]
+        table4 = aggrefact_table4(rows, metric)
+        per_dataset = {}
+        for dataset, test_ds in test.groupby("dataset", sort=True):
+            cell = _aggrefact_cell(valid[valid["dataset"] == dataset], test_ds, metric, n_resamples=n_resamples)
+            if cell is not None:
+                cell["by_system_category"] = table4.get(str(dataset), {})
+            per_dataset[str(dataset)] = cell
+        single = None
+        if not valid.empty:
+            threshold = aggrefact_threshold(valid[metric], valid["label"])
+            single = {"threshold": threshold}
+            for name, sub in (("all", test), *test.groupby("dataset", sort=True)):
+                y = sub["label"].to_numpy(dtype=bool)
+                pred = sub[metric].to_numpy(dtype=float) > threshold
+                low, high = subsample_interval(y, pred, n_resamples=n_resamples)
+                single[str(name)] = {"balanced_accuracy": clean_float(balanced_accuracy_present(y, pred)) if len(y) else None,
+                                     "ci_low": low, "ci_high": high, "n": len(y)}
+        out[metric] = {"procedure": "aggrefact", "per_dataset": per_dataset, "single_threshold": single,
+                       "table4": table4, "table5": aggrefact_table5(rows, metric, n_resamples=n_resamples)}
+    return out
+
+
+def _platform_report(frame: pd.DataFrame, metrics: Sequence[str], n_resamples: int) -> dict:
     if frame.empty or not (frame["split"] == "valid").any() or not (frame["split"] == "test").any():
         return None
     frame = frame.assign(category=frame["system"].map(system_category))
@@ -150,6 +325,7 @@ def balanced_accuracy_report(
             single = {"threshold": threshold, "all": evaluate(test, metric, threshold)}
             for dataset, test_ds in test.groupby("dataset", sort=True):
                 single[str(dataset)] = evaluate(test_ds, metric, threshold)
-        out[metric] = {"per_dataset": per_dataset, "single_threshold": single}
+        out[metric] = {"procedure": "platform", "per_dataset": per_dataset, "single_threshold": single}
     batch.flush()
     return out
+
