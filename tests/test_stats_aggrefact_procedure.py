@@ -10,7 +10,10 @@ import pandas as pd
 import pytest
 from sklearn.metrics import balanced_accuracy_score
 
-from metrics_service.stats.detection import aggrefact_threshold, balanced_accuracy_report
+from metrics_service.stats.detection import (
+    aggrefact_threshold,
+    balanced_accuracy_report,
+)
 
 SYSTEMS = {"bart": "SOTA", "pegasus": "SOTA", "bertsum": "XFORMER", "trans2s": "XFORMER", "pgn": "OLD", "tconvs2s": "OLD"}
 DETECTORS = ("dae", "qags", "summac")
