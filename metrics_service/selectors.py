@@ -22,6 +22,7 @@ from annotate.models import (
     SentenceJudgement,
     Summary,
 )
+from annotate.services.independence import copy_groups
 
 SPLITS = ("all", "valid", "test")
 # Imported metrics are higher-is-better unless named here (case-insensitive): error or distance measures.
@@ -129,8 +130,19 @@ def judgements_frame(campaign: Campaign, filters: Filters, *, include_models: bo
     queryset = SentenceJudgement.objects.filter(summary__document__campaign=campaign).filter(filters.summary_q("summary__"))
     if not include_models:
         queryset = queryset.exclude(source=JudgementSource.MODEL)
-    rows = queryset.values_list("summary_id", "sentence_index", "worker_id", "factual", "categories", "source")
-    return pd.DataFrame(list(rows), columns=["summary_id", "sentence_index", "worker_id", "factual", "categories", "source"])
+    rows = queryset.order_by("id").values_list("summary_id", "sentence_index", "worker_id", "factual", "categories", "source")
+    frame = pd.DataFrame(list(rows), columns=["summary_id", "sentence_index", "worker_id", "factual", "categories", "source"])
+    return count_copy_groups_once(frame, copy_groups(campaign))
+
+
+def count_copy_groups_once(frame: pd.DataFrame, groups: dict[int, int]) -> pd.DataFrame:
+    """A flagged group of workers (``annotate.services.independence``) is one vote per sentence: of its members'
+    judgements of a sentence only the first submitted is kept, so copies add no weight to a label."""
+    if frame.empty or not groups:
+        return frame
+    voter = frame["worker_id"].map(lambda w: groups.get(int(w), int(w)) if pd.notna(w) else w)
+    keep = ~pd.DataFrame({"s": frame["summary_id"], "i": frame["sentence_index"], "v": voter}).duplicated(keep="first")
+    return frame[keep.to_numpy()].reset_index(drop=True)
 
 
 def model_judgements_frame(campaign: Campaign, filters: Filters) -> tuple[pd.DataFrame, dict[int, str]]:

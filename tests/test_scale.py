@@ -182,6 +182,10 @@ def test_a_stale_stored_count_never_overfills_an_item():
     Item.objects.filter(pk=taken.item_id).update(live_count=0)
     other = request_assignment(b, campaign)
     assert other is not None and other.item_id != taken.item_id
+    # Claims come in each worker's own order: a third worker has only the stale item left to try.
+    third = make_worker()
+    qualify(third, campaign)
+    assert request_assignment(third, campaign) is None
     assert Item.objects.get(pk=taken.item_id).live_count == 1  # repaired on the way
 
 

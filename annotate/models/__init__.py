@@ -26,6 +26,7 @@ from .documents import (
     TrapSource,
     trap_weight,
 )
+from .independence import CopyFlag
 from .jobs import (
     ImportJob,
     ImportStatus,
@@ -71,6 +72,7 @@ __all__ = [
     "Campaign",
     "CampaignKind",
     "CampaignStatus",
+    "CopyFlag",
     "CrowdEvent",
     "CrowdEventKind",
     "Dataset",

@@ -14,6 +14,8 @@ Guarantees (tested against PostgreSQL under concurrency):
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,7 +23,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import CharField, Exists, OuterRef, Q, Value
+from django.db.models.functions import MD5, Cast, Concat
 from django.utils import timezone
 
 from annotate.models import (
@@ -45,6 +48,8 @@ from .pay_rules import refuse_pay_of_blocking_submission
 
 CANDIDATE_WINDOW = 25
 CANDIDATE_ROUNDS = 4
+#: Items at the head of the campaign's order among which each worker's own order picks (a bounded range scan).
+CLAIM_BAND = CANDIDATE_WINDOW * 4
 
 
 def _unattended(campaign: Campaign) -> Q:
@@ -106,25 +111,46 @@ def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
     )
 
 
-def _candidate_items(worker: Worker, campaign: Campaign):
-    """Items the worker has not had, with a free slot, most advanced first, then in campaign order.
+def _candidate_items(worker: Worker, campaign: Campaign, network: str = ""):
+    """Items the worker has not had, with a free slot: the campaign's next ``CLAIM_BAND`` items (most advanced
+    first, then in campaign order), served in an order of the worker's own.
 
-    An index range scan on (campaign, for_experts, -live_count, position, id) with one unique-index
-    probe per row for the worker's own assignments: the cost does not grow with the campaign.
+    The band is an index range scan on (campaign, for_experts, -live_count, position, id) with one unique-index
+    probe per row for the worker's own assignments: the cost does not grow with the campaign. Within it, items
+    that someone claiming from the worker's network (``network``) holds or judged come last, and the rest in
+    :func:`worker_item_rank` order: no two workers share an order, so a second identity is not led onto the
+    items the first has just answered (as "most advanced first" alone did), and an item's workers come from
+    different networks where the band allows.
     """
     had = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
-    return (
+    band = (
         Item.objects.filter(open_items_filter(campaign), campaign=campaign, for_experts=False)
         .exclude(Exists(had))
         .order_by("-live_count", "position", "id")
+        .values("pk")[:CLAIM_BAND]
     )
+    order = [worker_item_rank(campaign, worker).asc(), "id"]
+    if network:
+        same_network = Exists(Assignment.objects.filter(item=OuterRef("pk"), network=network, status__in=LIVE_ASSIGNMENT_STATUSES))
+        order.insert(0, same_network.asc())
+    return Item.objects.filter(pk__in=band).order_by(*order)
 
 
-def request_assignment(worker: Worker, campaign: Campaign, participation: Participation | None = None) -> Assignment | None:
+def worker_item_rank(campaign: Campaign, worker: Worker) -> MD5:
+    """A stable order of items of its own for each worker: the MD5 of a salt, the worker and the item. The salt
+    is keyed with the server's secret, so the order cannot be computed, nor identities picked that share one."""
+    salt = hmac.new(settings.SECRET_KEY.encode(), f"claim-order:{campaign.pk}".encode(), hashlib.sha256).hexdigest()[:24]
+    return MD5(Concat(Value(f"{salt}:{worker.pk}:"), Cast("id", output_field=CharField())))
+
+
+def request_assignment(
+    worker: Worker, campaign: Campaign, participation: Participation | None = None, *, network: str = "",
+) -> Assignment | None:
     """Give the worker their unfinished assignment, or claim a new item for them; None when no work is left.
 
     Raises ``NotEligible`` when the worker may not work on the campaign now. ``participation``: the
-    worker's in this campaign when the caller has it already.
+    worker's in this campaign when the caller has it already. ``network``: the keyed hash of the request's
+    network (``services.participation.client_address``), stored on the claim; items judged from it come last.
     """
     participation = participation or get_participation(worker, campaign)
     problem = eligibility_problem(participation)
@@ -135,13 +161,13 @@ def request_assignment(worker: Worker, campaign: Campaign, participation: Partic
     swept = _claim_sweep_due(campaign)
     if swept:
         free_abandoned_slots(campaign)
-    assignment = _claim(worker, campaign, participation)
+    assignment = _claim(worker, campaign, participation, network)
     if assignment is None and not swept and free_abandoned_slots(campaign) > 0:
-        assignment = _claim(worker, campaign, participation)
+        assignment = _claim(worker, campaign, participation, network)
     return assignment
 
 
-def _claim(worker: Worker, campaign: Campaign, participation: Participation) -> Assignment | None:
+def _claim(worker: Worker, campaign: Campaign, participation: Participation, network: str = "") -> Assignment | None:
     """The worker's live assignment, or a newly claimed item; None when no item has a slot for them."""
     protocol = protocol_for(campaign.kind)
     with transaction.atomic():
@@ -155,7 +181,7 @@ def _claim(worker: Worker, campaign: Campaign, participation: Participation) -> 
         # took the last slots); the next query no longer lists those items, so look again, a bounded
         # number of times, rather than telling the worker that no work is left.
         for _ in range(CANDIDATE_ROUNDS):
-            ordered = _ordered_candidates(worker, campaign)
+            ordered = _ordered_candidates(worker, campaign, network)
             if not ordered:
                 return None
             # Items another request is claiming right now are skipped, not waited for: concurrent claims
@@ -163,21 +189,21 @@ def _claim(worker: Worker, campaign: Campaign, participation: Participation) -> 
             # is full are those items tried again, waiting for their lock.
             busy = []
             for candidate in ordered:
-                outcome = _claim_item(candidate.pk, worker, campaign, protocol, wait=False)
+                outcome = _claim_item(candidate.pk, worker, campaign, protocol, wait=False, network=network)
                 if isinstance(outcome, Assignment):
                     return outcome
                 if outcome is _BUSY:
                     busy.append(candidate.pk)
             for item_id in busy:
-                outcome = _claim_item(item_id, worker, campaign, protocol, wait=True)
+                outcome = _claim_item(item_id, worker, campaign, protocol, wait=True, network=network)
                 if isinstance(outcome, Assignment):
                     return outcome
     return None
 
 
-def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
+def _ordered_candidates(worker: Worker, campaign: Campaign, network: str = "") -> list[Item]:
     """The next window of items the worker may take, best first."""
-    ordered = protocol_for(campaign.kind).order_candidates(worker, campaign, _candidate_items(worker, campaign), CANDIDATE_WINDOW)
+    ordered = protocol_for(campaign.kind).order_candidates(worker, campaign, _candidate_items(worker, campaign, network), CANDIDATE_WINDOW)
     # Control items come at random turns, whatever the protocol's order (a worker cannot tell them by position).
     return arrange_candidates(campaign, ordered)
 
@@ -185,7 +211,9 @@ def _ordered_candidates(worker: Worker, campaign: Campaign) -> list[Item]:
 _BUSY = object()  # _claim_item: the item's row is locked by another claim (and ``wait`` was False)
 
 
-def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True) -> Assignment | object | None:
+def _claim_item(
+    item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True, network: str = "",
+) -> Assignment | object | None:
     """Assign the item to the worker under its row lock; None when it is full, gone or already theirs,
     ``_BUSY`` when another request holds its lock and ``wait`` is False (``SELECT … FOR UPDATE SKIP LOCKED``)."""
     try:
@@ -209,6 +237,7 @@ def _claim_item(item_id: int, worker: Worker, campaign: Campaign, protocol: Prot
                 item=item,
                 worker=worker,
                 expires_at=timezone.now() + timedelta(minutes=campaign.assignment_timeout_minutes),
+                network=network,
             )
             protocol.prepare_assignment(assignment)
             assignment.save()

@@ -41,6 +41,7 @@ from annotate.models import (
 from annotate.protocols import protocol_for
 
 from .control_items import campaign_has_checks, worker_quality
+from .independence import copy_hold
 from .ledger import add_ledger_entry
 
 
@@ -126,7 +127,9 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
     bonus_now = protocol_for(campaign.kind).bonus_at_submission
     refusal, score = bonus_refusal(participation, assignment) if bonus_now else (None, None)
     paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
-    hold = None if paid_before else hold_reason(participation)
+    # Answers copied from (or shared with) another worker: held with the evidence (services/independence.py).
+    copying = None if paid_before else copy_hold(participation, assignment)
+    hold = None if paid_before else (hold_reason(participation) or copying)
     if hold is not None:
         if not participation.pay_held:
             now = timezone.now()

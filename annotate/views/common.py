@@ -63,6 +63,7 @@ from annotate.services.crowd import (
 )
 from annotate.services.errors import WorkflowError
 from annotate.services.participation import (
+    client_address,
     eligibility_problem,
     get_participation,
     is_screened_out,
@@ -130,7 +131,7 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
     if hit_full is not None:
         return None, hit_full
     try:
-        assignment = request_assignment(worker, campaign, participation)
+        assignment = request_assignment(worker, campaign, participation, network=client_address(request))
     except WorkflowError:
         return None, redirect("annotate:campaign", campaign.slug)
     if assignment is None:

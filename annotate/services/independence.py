@@ -1,0 +1,259 @@
+"""Independence of workers: answers copied from another worker are not paid as independent work.
+
+Control sentences (gold, traps) cannot show copying: a copier of a good reader scores as well as the reader.
+What shows it are the *other* sentences, whose labels nobody knows: independent readers disagree on a fair
+share of them (FRANK's crowd workers reach a kappa near 0.6), a copier agrees with the one it copies on all.
+
+For each pair of workers with at least ``MIN_SHARED_ITEMS`` submitted items and ``MIN_SHARED_SENTENCES``
+non-control sentences in common, compared when either submits a shared item:
+
+* **agreement beyond chance**: Cohen's kappa of their factual labels on those sentences (undefined, so never
+  a flag, when one of them gave a single label everywhere: nothing to copy), and the share of identical
+  answers (label and error categories);
+* **the campaign's baseline**: the same kappa pooled over the campaign's other pairs (recent judgements),
+  so "far beyond" is measured against what this campaign's independent workers show;
+* **order and timing**: on how many shared items each submitted after the other (only the second can copy),
+  and how many per-sentence times are identical.
+
+A pair is flagged (:class:`~annotate.models.CopyFlag`) when its kappa is at least ``KAPPA_FLAG`` and at least
+``BASELINE_MARGIN`` above the baseline (when the campaign has one), with ``IDENTICAL_FLAG`` of the answers
+identical. Flags join into groups (:func:`copy_groups`). A flagged worker who submitted after a partner on
+at least ``FOLLOW_SHARE`` of their shared items (a follower: the reader who is copied answered first) has their
+pay held for review at their next submission, with the evidence as the reason: what the ledger owed them
+and was not paid out yet is moved into held decisions (reversal entries), released by the admin's review
+(:func:`annotate.services.pay_rules.release_held_pay`). Label models count a group once
+(``metrics_service.selectors.judgements_frame``). An admin who finds a pair independent deletes its flag.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Exists, OuterRef, Q
+
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    BonusEntry,
+    Campaign,
+    CopyFlag,
+    GoldLabel,
+    Participation,
+    PayDecision,
+    PayDecisionKind,
+    SentenceJudgement,
+)
+from annotate.protocols import protocol_for
+
+from .ledger import add_ledger_entry
+
+MIN_SHARED_ITEMS = 4
+MIN_SHARED_SENTENCES = 10
+KAPPA_FLAG = 0.9
+IDENTICAL_FLAG = 0.95
+BASELINE_MARGIN = 0.25
+FOLLOW_SHARE = 1 / 3
+#: Judgements read for the campaign's baseline (the most recent ones): the cost does not grow with the campaign.
+BASELINE_JUDGEMENTS = 4000
+BASELINE_MIN_PAIRS = 3
+HELD_COPY_PREFIX = "held-copy"
+
+
+@dataclass(frozen=True)
+class PairStats:
+    """What two workers' answers on their shared non-control sentences show."""
+
+    shared_items: int
+    shared_sentences: int
+    identical: int
+    same_times: int
+    kappa: float | None
+    first_after_second: int  # shared items the first worker submitted after the second
+    second_after_first: int
+
+
+def cohen_kappa(pairs: list[tuple[bool, bool]]) -> float | None:
+    """Cohen's kappa of two raters' yes/no labels; None when chance agreement is certain (no variation)."""
+    n = len(pairs)
+    if n == 0:
+        return None
+    observed = sum(a == b for a, b in pairs) / n
+    pa, pb = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
+    expected = pa * pb + (1 - pa) * (1 - pb)
+    if pa in (0.0, 1.0) or pb in (0.0, 1.0) or expected >= 1:
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def _non_control(queryset):
+    """Judgements of sentences without a gold label (trap answers are stored apart and never come here)."""
+    gold = GoldLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index"))
+    return queryset.exclude(Exists(gold))
+
+
+def pair_stats(campaign: Campaign, first_id: int, second_id: int) -> PairStats:
+    """Compare two workers on the items both submitted in ``campaign``."""
+    submitted = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.SUBMITTED)
+    first = dict(submitted.filter(worker_id=first_id).values_list("item_id", "submitted_at"))
+    second = dict(submitted.filter(worker_id=second_id, item_id__in=list(first)).values_list("item_id", "submitted_at"))
+    shared = list(second)
+    answers: dict[int, dict[tuple[int, int], tuple[bool, frozenset, float | None]]] = {first_id: {}, second_id: {}}
+    rows = _non_control(SentenceJudgement.objects.filter(
+        worker_id__in=[first_id, second_id], assignment__item_id__in=shared, assignment__status=AssignmentStatus.SUBMITTED,
+    )).values_list("worker_id", "summary_id", "sentence_index", "factual", "categories", "lead_time_seconds")
+    for worker_id, summary_id, index, factual, categories, seconds in rows:
+        answers[worker_id][(summary_id, index)] = (factual, frozenset(categories or []), seconds)
+    both = sorted(set(answers[first_id]) & set(answers[second_id]))
+    a, b = answers[first_id], answers[second_id]
+    return PairStats(
+        shared_items=len(shared),
+        shared_sentences=len(both),
+        identical=sum(a[k][:2] == b[k][:2] for k in both),
+        same_times=sum(a[k][2] is not None and a[k][2] == b[k][2] for k in both),
+        kappa=cohen_kappa([(a[k][0], b[k][0]) for k in both]),
+        first_after_second=sum(first[i] > second[i] for i in shared if first[i] and second[i]),
+        second_after_first=sum(second[i] > first[i] for i in shared if first[i] and second[i]),
+    )
+
+
+def campaign_baseline_kappa(campaign: Campaign, exclude: set[int]) -> float | None:
+    """Kappa of factual labels pooled over the pairs of workers on the campaign's recent non-control
+    sentences, leaving out the workers in ``exclude`` and flagged pairs; None with too few pairs."""
+    flagged = set(CopyFlag.objects.filter(campaign=campaign).values_list("worker_a_id", "worker_b_id"))
+    rows = _non_control(SentenceJudgement.objects.filter(summary__document__campaign=campaign, source="collected")).exclude(
+        worker_id__in=exclude).order_by("-id").values_list("summary_id", "sentence_index", "worker_id", "factual")[:BASELINE_JUDGEMENTS]
+    by_sentence: dict[tuple[int, int], list[tuple[int, bool]]] = defaultdict(list)
+    for summary_id, index, worker_id, factual in rows:
+        by_sentence[(summary_id, index)].append((worker_id, factual))
+    pairs, seen_pairs = [], set()
+    for votes in by_sentence.values():
+        for i, (wa, fa) in enumerate(votes):
+            for wb, fb in votes[i + 1:]:
+                key = (min(wa, wb), max(wa, wb))
+                if key not in flagged:
+                    pairs.append((fa, fb))
+                    seen_pairs.add(key)
+    if len(seen_pairs) < BASELINE_MIN_PAIRS:
+        return None
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    p = sum(a + b for a, b in pairs) / (2 * n)  # pooled marginal: workers of a campaign are exchangeable
+    expected = p * p + (1 - p) * (1 - p)
+    return None if expected >= 1 else (observed - expected) / (1 - expected)
+
+
+def _flag_threshold(baseline: float | None) -> float:
+    if baseline is None:
+        return KAPPA_FLAG
+    return max(KAPPA_FLAG, min(baseline + BASELINE_MARGIN, 0.98))
+
+
+def _evidence(stats: PairStats, a: int, b: int, baseline: float | None) -> str:
+    base = "too few other pairs" if baseline is None else f"{baseline:.2f}"
+    return (
+        f"workers {a} and {b} answered {stats.identical} of {stats.shared_sentences} non-control sentences identically "
+        f"over {stats.shared_items} shared items (kappa {stats.kappa:.2f}; the campaign's other pairs: {base}); "
+        f"{a} submitted after {b} on {stats.first_after_second}, {b} after {a} on {stats.second_after_first}; "
+        f"identical per-sentence times on {stats.same_times}"
+    )[:300]
+
+
+def review_pairs(participation: Participation, assignment: Assignment) -> list[CopyFlag]:
+    """Compare the worker with every other worker who submitted ``assignment``'s item; store or refresh the
+    flags of pairs that agree far beyond independent workers. Returns the flags stored now."""
+    campaign = participation.campaign
+    me = participation.worker_id
+    partners = (
+        Assignment.objects.filter(item_id=assignment.item_id, status=AssignmentStatus.SUBMITTED)
+        .exclude(worker_id=me).values_list("worker_id", flat=True)
+    )
+    stored = []
+    for partner in partners:
+        a, b = min(me, partner), max(me, partner)
+        stats = pair_stats(campaign, a, b)
+        if (stats.shared_items < MIN_SHARED_ITEMS or stats.shared_sentences < MIN_SHARED_SENTENCES or stats.kappa is None
+                or stats.kappa < KAPPA_FLAG or stats.identical < IDENTICAL_FLAG * stats.shared_sentences):
+            continue
+        baseline = campaign_baseline_kappa(campaign, exclude={a, b})
+        if stats.kappa < _flag_threshold(baseline):
+            continue
+        fields = {
+            "shared_items": stats.shared_items, "shared_sentences": stats.shared_sentences, "identical_answers": stats.identical,
+            "kappa": stats.kappa, "baseline_kappa": baseline, "a_after_b": stats.first_after_second,
+            "b_after_a": stats.second_after_first,
+            "evidence": _evidence(stats, a, b, baseline),
+        }
+        flag, _ = CopyFlag.objects.update_or_create(campaign=campaign, worker_a_id=a, worker_b_id=b, defaults=fields)
+        stored.append(flag)
+    return stored
+
+
+def follower_evidence(participation: Participation) -> str | None:
+    """The evidence of a flag in which this worker answered after their partner on at least ``FOLLOW_SHARE`` of
+    the shared items (None: no such flag)."""
+    me = participation.worker_id
+    for flag in CopyFlag.objects.filter(Q(worker_a_id=me) | Q(worker_b_id=me), campaign_id=participation.campaign_id):
+        after = flag.a_after_b if flag.worker_a_id == me else flag.b_after_a
+        if after >= FOLLOW_SHARE * flag.shared_items:
+            return f"answers not independent: {flag.evidence}"[:300]
+    return None
+
+
+def copy_hold(participation: Participation, assignment: Assignment) -> str | None:
+    """Called at submission, with the participation locked: review the item's pairs and, when this worker
+    follows a flagged partner, the reason to hold their pay. The first time, what the ledger owes them in the
+    campaign and was not paid out yet is moved into held decisions (a reversal entry each), so a review
+    releases it or not; returns the reason (None: independent as far as can be seen)."""
+    if not protocol_for(participation.campaign.kind).labels_sentences:
+        return None  # no sentence labels to compare (BUMP edits)
+    review_pairs(participation, assignment)
+    reason = follower_evidence(participation)
+    if reason is not None and not participation.pay_held:
+        hold_unpaid_entries(participation, reason)
+    return reason
+
+
+def hold_unpaid_entries(participation: Participation, reason: str) -> None:
+    """Move the worker's unpaid ledger entries of the campaign into held decisions (each once)."""
+    entries = BonusEntry.objects.filter(
+        worker_id=participation.worker_id, campaign_id=participation.campaign_id, paid_at__isnull=True, amount__gt=0,
+    ).exclude(key__startswith=f"{HELD_COPY_PREFIX}:")
+    for entry in entries.select_related("assignment"):
+        key = f"{HELD_COPY_PREFIX}:{entry.key}"
+        if add_ledger_entry(key=key, participation=participation, assignment=entry.assignment, amount=-entry.amount,
+                            reason="held for review: answers not independent", reversal=True):
+            PayDecision.objects.get_or_create(key=key, defaults={
+                "kind": PayDecisionKind.HELD, "worker_id": participation.worker_id, "campaign_id": participation.campaign_id,
+                "assignment": entry.assignment, "amount": entry.amount, "reason": f"{entry.reason} held for review: {reason}"[:300],
+            })
+
+
+def copy_groups(campaign: Campaign) -> dict[int, int]:
+    """``{worker id: group id}`` for the workers of flagged pairs: flags joined into groups (connected
+    components), each named by its lowest worker id."""
+    parent: dict[int, int] = {}
+
+    def root(w: int) -> int:
+        parent.setdefault(w, w)
+        while parent[w] != w:
+            parent[w] = parent[parent[w]]
+            w = parent[w]
+        return w
+
+    for a, b in CopyFlag.objects.filter(campaign=campaign).values_list("worker_a_id", "worker_b_id"):
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    return {w: root(w) for w in list(parent)}
+
+
+def copy_flags(campaign: Campaign) -> list[dict]:
+    """The campaign's flagged pairs with their group, for the control page."""
+    groups = copy_groups(campaign)
+    return [
+        {"group": groups[f.worker_a_id], "worker_a": f.worker_a_id, "worker_b": f.worker_b_id, "kappa": f.kappa,
+         "baseline": f.baseline_kappa, "shared_items": f.shared_items, "evidence": f.evidence,
+         "a_name": f.worker_a.user.username if f.worker_a.user_id else "", "b_name": f.worker_b.user.username if f.worker_b.user_id else ""}
+        for f in CopyFlag.objects.filter(campaign=campaign).select_related("worker_a__user", "worker_b__user").order_by("worker_a_id", "worker_b_id")
+    ]
+
