@@ -53,6 +53,9 @@ from tests.factories import make_campaign, make_document, make_worker
 from tests.test_frank_protocol import TRAPS, age, answers_for
 
 pytestmark = pytest.mark.django_db
+#: An erroneous sentence made of one article sentence's words, like the factual "Greenvale approved a budget.":
+#: the score is balanced within word-overlap bands, so gold a page rule tells apart by overlap scores nobody.
+WRONG_FROM_ARTICLE_WORDS = "The budget of Greenvale approved a new city council."
 
 
 # ---------------------------------------------------------------- the score
@@ -181,7 +184,7 @@ def test_admin_sets_gold_in_the_browser_and_by_api(client):
 
 def test_certain_crowd_labels_become_gold():
     campaign = make_campaign(entity_check_enabled=False, control_min_per_class=1, crowd_gold_posterior=0.95, redundancy=3)
-    known = make_document(campaign, summaries=[["Greenvale approved a budget.", "The mayor resigned."]])
+    known = make_document(campaign, summaries=[["Greenvale approved a budget.", WRONG_FROM_ARTICLE_WORDS]])
     open_doc = make_document(campaign, summaries=[["The council met on Monday."]])
     s_known, s_open = known.summaries.get(), open_doc.summaries.get()
     set_gold_label(s_known, 0, True)
@@ -226,7 +229,7 @@ def test_control_items_come_at_random_positions_in_about_the_campaign_share():
 def _gold_campaign(**settings):
     campaign = make_campaign(entity_check_enabled=False, control_min_per_class=1, redundancy=1, **settings)
     for _ in range(6):
-        document = make_document(campaign, summaries=[["Greenvale approved a budget.", "The mayor resigned."]])
+        document = make_document(campaign, summaries=[["Greenvale approved a budget.", WRONG_FROM_ARTICLE_WORDS]])
         summary = document.summaries.get()
         set_gold_label(summary, 0, True)
         set_gold_label(summary, 1, False)
@@ -316,7 +319,8 @@ def test_only_traps_the_page_does_not_give_away_can_earn_a_bonus(source, bonus):
     campaign = make_campaign(trap_rate=1.0, entity_check_enabled=False, redundancy=1, control_min_per_class=1, bonus_confidence=0.0)
     make_document(campaign, summaries=[["Greenvale approved a budget."], ["The council met."]], traps=TRAPS)
     protocol_for(campaign.kind).prepare_campaign(campaign)
-    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=source)
+    # One word-overlap band for both (the score is balanced within bands): decisive from the first item.
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=source, overlap=0.9)
     worker = make_worker()
     assignment = request_assignment(worker, campaign)
     submit_assignment(assignment.pk, worker, answers_for(assignment))

@@ -103,6 +103,8 @@ class Trap(models.Model):
         default=TRAP_SOURCE_WEIGHTS[TrapSource.MECHANICAL], validators=[MinValueValidator(0.0)],
         help_text="How much an answer on this trap counts in the trap score (set from its source when created).",
     )
+    #: Word overlap with the closest article sentence, as for gold (GoldLabel.overlap): set when the trap is made.
+    overlap = models.FloatField(null=True, blank=True, help_text="Word overlap with the closest article sentence (0 to 1).")
     # The accepted BUMP edit a "bump_edit" trap was taken from (another campaign's summary).
     edited_summary = models.ForeignKey(
         "Summary", null=True, blank=True, on_delete=models.SET_NULL, related_name="traps_made",

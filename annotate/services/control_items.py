@@ -14,7 +14,12 @@ a :class:`~annotate.models.GoldLabel`, from three sources:
 
 A worker's quality is their agreement with gold scored as *balanced accuracy*: the mean of the share right
 on factual and the share right on erroneous sentences, so that answering "Yes" everywhere scores 0.5 however
-few errors the data has. Trap answers, when a campaign uses traps, enter the same score, each weighted by
+few errors the data has. It is balanced *within strata* of data set and word-overlap band
+(:data:`OVERLAP_BANDS`): FRANK's factual gold is mostly copied from the article and its erroneous gold mostly
+abstractive, so a rule reading only how much of a sentence the article holds would score 0.87 on the pooled
+score; within a band it scores what answering one way scores, 0.5. Block and bonus decisions also look at
+the worker's most recent checks (:func:`recent_quality`), so good work banked early does not carry a worker
+who stopped reading. Trap answers, when a campaign uses traps, enter the same score, each weighted by
 :func:`annotate.models.trap_weight` (traps built mechanically from the shipped article count for less).
 
 Over 400 lines on purpose: gold from each source, the control share of claims and the balanced score are
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -60,6 +66,71 @@ MIN_IMPORTED_VOTES = 3
 #: FRANK's per-category human scores that name an error category (``Flip_*`` and the groups are not codes).
 #: Collected judgements of one sentence, from trusted workers, before a crowd label can become gold.
 MIN_CROWD_WORKERS = 3
+
+
+# ---------------------------------------------------------------- word overlap with the article
+
+_WORD = re.compile(r"[a-z0-9]+")
+#: Lower edges of the word-overlap bands the balanced score is stratified by: under half the words in one
+#: article sentence, 0.5-0.8, 0.8 up to (not including) a full copy, and every word found in one article
+#: sentence (1.0). On FRANK's imported gold the best one-threshold overlap rule scores 0.89 pooled and 0.53
+#: within these bands (benchmarks/control_predictability.py); the band of exact copies matters most.
+OVERLAP_BANDS = (0.5, 0.8, 1.0)
+
+
+def sentence_overlap(sentence: str, article_sentences: Sequence[str]) -> float:
+    """The share of ``sentence``'s words (lower-cased letters and digits) found in its closest article sentence."""
+    words = _WORD.findall(sentence.lower())
+    if not words:
+        return 1.0
+    best = 0
+    for line in article_sentences:
+        vocabulary = set(_WORD.findall(line.lower()))
+        best = max(best, sum(word in vocabulary for word in words))
+    return round(best / len(words), 4)
+
+
+def overlap_band(overlap: float | None) -> int:
+    """The band of an overlap (0: below the first edge; -1: not known, e.g. a label from before overlaps were kept)."""
+    return -1 if overlap is None else sum(overlap >= edge for edge in OVERLAP_BANDS)
+
+
+def _band_sql(column: str) -> str:
+    """:func:`overlap_band` in SQL, so the database groups checked answers by it."""
+    steps = " ".join(f"WHEN {column} >= {edge} THEN {n}" for n, edge in reversed(list(enumerate(OVERLAP_BANDS, 1))))
+    return f"CASE WHEN {column} IS NULL THEN -1 {steps} ELSE 0 END"
+
+
+def record_overlaps(campaign: Campaign, documents: Iterable[int] | None = None) -> int:
+    """Store the word overlap of every gold sentence and trap (of ``documents``, when given) that has none yet:
+    computed once, when the label or trap is set, since the article and the sentence do not change. Returns
+    how many rows were updated."""
+    gold = GoldLabel.objects.filter(summary__document__campaign=campaign, overlap__isnull=True)
+    traps = Trap.objects.filter(document__campaign=campaign, overlap__isnull=True)
+    if documents is not None:
+        documents = list(documents)
+        gold, traps = gold.filter(summary__document_id__in=documents), traps.filter(document_id__in=documents)
+    articles: dict[int, list[str]] = {}
+
+    def article(document: Document) -> list[str]:
+        if document.pk not in articles:
+            articles[document.pk] = document.sentences or split_sentences(document.text)
+        return articles[document.pk]
+
+    labels = list(gold.select_related("summary__document"))
+    sentences: dict[int, list[str]] = {}
+    for label in labels:
+        summary = label.summary
+        if summary.pk not in sentences:
+            sentences[summary.pk] = summary_sentences(summary)
+        text = sentences[summary.pk][label.sentence_index] if label.sentence_index < len(sentences[summary.pk]) else ""
+        label.overlap = sentence_overlap(text, article(summary.document))
+    GoldLabel.objects.bulk_update(labels, ["overlap"], batch_size=1000)
+    made = list(traps.select_related("document"))
+    for trap in made:
+        trap.overlap = sentence_overlap(trap.text, article(trap.document))
+    Trap.objects.bulk_update(made, ["overlap"], batch_size=1000)
+    return len(labels) + len(made)
 
 
 # ---------------------------------------------------------------- gold from data
@@ -178,6 +249,8 @@ def refresh_control_items(campaign: Campaign, documents: Iterable[int] | None = 
     gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
     if documents is not None:  # one admin label need not read the whole campaign's gold
         documents = list(documents)
+    record_overlaps(campaign, documents)  # every path that sets gold comes here
+    if documents is not None:
         items = items.filter(document_id__in=documents)
         gold = gold.filter(summary__document_id__in=documents)
     gold_summaries = set(gold.values_list("summary_id", flat=True).distinct())
@@ -257,6 +330,10 @@ class Check:
     from_page: bool = False
     #: Published with a benchmark (or marked public): a worker may hold the answer without reading.
     public: bool = False
+    #: Data set and word-overlap band of the sentence ("cnndm/3"): the score is balanced within each.
+    stratum: str = ""
+    #: When the answer was submitted (the most recent checks decide too: :func:`recent_quality`).
+    at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -276,6 +353,15 @@ class Quality:
     #: Checked answers on public labels (published gold), and whether they were left out of this score.
     public_checks: int = 0
     public_left_out: bool = False
+    #: Per class, the share right averaged over the strata that hold both classes (weighted by their size), and
+    #: the weight of those strata: what ``score`` and its confidence bound are computed from.
+    factual_share: float | None = None
+    erroneous_share: float | None = None
+    strata_factual_weight: float = 0.0
+    strata_erroneous_weight: float = 0.0
+    #: Strata (data set, overlap band) that hold both classes; the score pooled over every check, unstratified.
+    strata: int = 0
+    pooled_score: float | None = None
 
     @property
     def decisive(self) -> bool:
@@ -292,10 +378,8 @@ class Quality:
             proportion_confint,  # imported on first use
         )
 
-        bounds = [
-            proportion_confint(correct, total, alpha=1 - confidence, method="wilson")[0]
-            for correct, total in ((self.factual_correct, self.factual_weight), (self.erroneous_correct, self.erroneous_weight))
-        ]
+        shares = ((self.factual_share, self.strata_factual_weight), (self.erroneous_share, self.strata_erroneous_weight))
+        bounds = [proportion_confint(share * total, total, alpha=1 - confidence, method="wilson")[0] for share, total in shares]
         return float(sum(bounds) / 2)
 
     def describe(self) -> str:
@@ -307,24 +391,42 @@ class Quality:
             + ")"
         )
         if self.score is None:
-            return f"balanced control score not known yet (needs {self.min_per_class} checked answers of each class; {part})"
-        return f"balanced control score {self.score:.2f} ({part})"
+            return (
+                f"balanced control score not known yet (needs {self.min_per_class} checked answers of each class "
+                f"within strata of data set and word overlap holding both; {part})"
+            )
+        strata = f", balanced within {self.strata} strata of data set and word overlap" if self.strata > 1 else ""
+        return f"balanced control score {self.score:.2f} ({part}{strata})"
 
 
 def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
-    """Balanced accuracy of ``checks``: the mean over the two classes (factual, erroneous) of the weighted
-    share answered right. None while either class has less than ``min_per_class`` weight."""
+    """Balanced accuracy of ``checks`` within strata: per stratum (data set, overlap band) that holds both
+    classes, the mean over the two classes of the weighted share answered right, averaged over those strata
+    weighted by their size. So answers that follow the stratum alone (what a page rule reads: overlap, data
+    set) score 0.5. None while either class has less than ``min_per_class`` weight in those strata.
+
+    With one stratum this is scikit-learn's weighted balanced accuracy; it is computed from the class totals
+    since it runs in every submission, where sklearn's input validation cost more than the rest of the
+    scoring (about 1.5 ms); tests check the two agree."""
     totals = {True: [0.0, 0.0], False: [0.0, 0.0]}
+    cells: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [0.0, 0.0], False: [0.0, 0.0]})
     for check in checks:
-        totals[check.expected_factual][0] += check.weight
-        totals[check.expected_factual][1] += check.weight * check.correct
-    score = None
-    if totals[True][0] >= min_per_class and totals[False][0] >= min_per_class:
-        # scikit-learn's balanced_accuracy_score with sample weights, from the class totals: it runs in every
-        # submission, where sklearn's input validation cost more than the rest of the scoring (about 1.5 ms);
-        # tests check the two agree.
-        recalls = [correct / weight for weight, correct in totals.values() if weight > 0]
-        score = float(sum(recalls) / len(recalls)) if recalls else None
+        for cell in (totals[check.expected_factual], cells[check.stratum][check.expected_factual]):
+            cell[0] += check.weight
+            cell[1] += check.weight * check.correct
+    usable = [cell for cell in cells.values() if cell[True][0] > 0 and cell[False][0] > 0]
+    weight = {c: sum(cell[c][0] for cell in usable) for c in (True, False)}
+    shares: dict[bool, float | None] = {True: None, False: None}
+    score = pooled = None
+    if usable and weight[True] >= min_per_class and weight[False] >= min_per_class:
+        everything = weight[True] + weight[False]
+        shares = {
+            c: sum((cell[True][0] + cell[False][0]) / everything * cell[c][1] / cell[c][0] for cell in usable)
+            for c in (True, False)
+        }
+        score = float((shares[True] + shares[False]) / 2)
+    if totals[True][0] > 0 and totals[False][0] > 0 and totals[True][0] >= min_per_class and totals[False][0] >= min_per_class:
+        pooled = float((totals[True][1] / totals[True][0] + totals[False][1] / totals[False][0]) / 2)
     return Quality(
         factual_weight=round(totals[True][0], 3), factual_correct=round(totals[True][1], 3),
         erroneous_weight=round(totals[False][0], 3), erroneous_correct=round(totals[False][1], 3),
@@ -332,13 +434,49 @@ def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
         score=score, min_per_class=min_per_class,
         independent_erroneous=sum(c.count for c in checks if not c.expected_factual and not c.from_page and c.weight > 0),
         public_checks=sum(c.count for c in checks if c.public),
+        factual_share=shares[True], erroneous_share=shares[False],
+        strata_factual_weight=weight[True], strata_erroneous_weight=weight[False], strata=len(usable), pooled_score=pooled,
     )
+
+
+#: Checked answers of each class in the window of recent work that block and bonus decisions also look at.
+RECENT_CHECKS_PER_CLASS = 10
+
+
+def recent_checks(checks: Sequence[Check], per_class: int = RECENT_CHECKS_PER_CLASS) -> list[Check]:
+    """The most recent ``per_class`` checked answers of each class (a group of equal answers cut to fit, its
+    weight in proportion)."""
+    left = {True: per_class, False: per_class}
+    window = []
+    for check in sorted(checks, key=lambda c: c.at or datetime.min, reverse=True):
+        take = min(check.count, left[check.expected_factual])
+        if take <= 0:
+            continue
+        left[check.expected_factual] -= take
+        window.append(replace(check, count=take, weight=check.weight * take / check.count))
+    return window
+
+
+def recent_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
+    """The balanced score of the worker's recent checks (:func:`recent_checks`), so "bank good work, then stop
+    reading" shows within a few items. Within strata when those decide; else pooled over the window (a window
+    is small, its strata may not hold both classes, and a careless worker's pooled window score is low too)."""
+    quality = balanced_score(recent_checks(checks), min_per_class)
+    if quality.score is None and quality.pooled_score is not None:
+        pooled = balanced_score([replace(c, stratum="") for c in recent_checks(checks)], min_per_class)
+        return replace(quality, score=pooled.score, factual_share=pooled.factual_share, erroneous_share=pooled.erroneous_share,
+                       strata_factual_weight=pooled.strata_factual_weight, strata_erroneous_weight=pooled.strata_erroneous_weight)
+    return quality
+
+
+def describe_recent(quality: Quality) -> str:
+    return f"last {RECENT_CHECKS_PER_CLASS} checked answers of each class: {quality.describe()}"
 
 
 def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime | None = None) -> list[Check]:
     """Every checked answer of the worker in the campaign (submitted up to ``until``): gold sentences and traps,
-    equal answers summed by the database (one row per class, outcome and trap weight), since every submission
-    asks again and a worker's history grows with each item. Both queries start from the worker's assignments
+    equal answers of one submission summed by the database (one row per class, outcome, stratum and trap
+    weight), since every submission asks again and a worker's history grows with each item. Both queries start from the worker's assignments
     (a submission stores its judgements under its assignment's worker), the selective index."""
     worker_id = worker if isinstance(worker, int) else worker.pk
     params: list = [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
@@ -353,37 +491,40 @@ def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime |
     }
     # Gold is scored on Yes/No only: which category a real error belongs to is where honest annotators
     # disagree most (FRANK's own), and the category of imported gold is often unknown.
+    # Grouped by submission too (the window of recent work) and by stratum (data set, overlap band).
     gold_sql = f"""
-        SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), g.public, COUNT(*)
+        SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), g.public, d.dataset, {_band_sql('g.overlap')}, a.submitted_at, COUNT(*)
         FROM {tables['assignment']} a
         JOIN {tables['item']} i ON i.id = a.item_id
+        JOIN {tables['document']} d ON d.id = i.document_id
         JOIN {tables['judgement']} j ON j.assignment_id = a.id
         JOIN {tables['gold']} g ON g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
-        GROUP BY 1, 2, 3"""
+        GROUP BY 1, 2, 3, 4, 5, 6"""
     trap_sql = f"""
         SELECT t.expected_factual, t_answer.correct, t.weight, t.source,
-               COALESCE(ed.public_labels, '') <> '' AND e.id IS NULL, COUNT(*)
+               COALESCE(ed.public_labels, '') <> '' AND e.id IS NULL, d.dataset, {_band_sql('t.overlap')}, a.submitted_at, COUNT(*)
         FROM {tables['answer']} t_answer
         JOIN {tables['assignment']} a ON a.id = t_answer.assignment_id
         JOIN {tables['item']} i ON i.id = a.item_id
+        JOIN {tables['document']} d ON d.id = i.document_id
         JOIN {tables['trap']} t ON t.id = t_answer.trap_id
         LEFT JOIN {tables['summary']} es ON es.id = t.edited_summary_id
         LEFT JOIN {tables['document']} ed ON ed.id = es.document_id
         LEFT JOIN {tables['edit']} e ON e.edited_summary_id = t.edited_summary_id
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
-        GROUP BY 1, 2, 3, 4, 5"""
+        GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"""
     with connection.cursor() as cursor:
         cursor.execute(gold_sql, params)
         checks = [
-            Check(bool(expected), bool(correct), float(n), "gold", int(n), public=bool(public))
-            for expected, correct, public, n in cursor.fetchall()
+            Check(bool(expected), bool(correct), float(n), "gold", int(n), public=bool(public), stratum=f"{dataset}/{band}", at=at)
+            for expected, correct, public, dataset, band, at, n in cursor.fetchall()
         ]
         cursor.execute(trap_sql, params)
         checks += [
             Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n), from_page=source == TrapSource.MECHANICAL,
-                  public=bool(public))
-            for expected, correct, weight, source, public, n in cursor.fetchall()
+                  public=bool(public), stratum=f"{dataset}/{band}", at=at)
+            for expected, correct, weight, source, public, dataset, band, at, n in cursor.fetchall()
         ]
     return checks
 
@@ -399,14 +540,23 @@ def worker_quality(
     (:func:`private_quality`).
     """
     campaign = participation.campaign
-    scored = getattr(participation, "_submission_checks", None)
-    if in_submission and scored is not None and scored[0] == participation.items_submitted:
-        checks = scored[1]
-    else:
-        checks = worker_checks(participation.worker_id, campaign, until=until)
+    checks = _participation_checks(participation, until=until, in_submission=in_submission)
     if for_bonus and not campaign.bonus_on_public_labels:
         return private_quality(checks, campaign.control_min_per_class)
     return balanced_score(checks, campaign.control_min_per_class)
+
+
+def _participation_checks(participation: Participation, *, until: datetime | None, in_submission: bool) -> list[Check]:
+    scored = getattr(participation, "_submission_checks", None)
+    if in_submission and scored is not None and scored[0] == participation.items_submitted:
+        return scored[1]
+    return worker_checks(participation.worker_id, participation.campaign, until=until)
+
+
+def worker_recent_quality(participation: Participation, *, until: datetime | None = None, in_submission: bool = False) -> Quality:
+    """:func:`recent_quality` of the worker in the participation's campaign (as :func:`worker_quality`)."""
+    checks = _participation_checks(participation, until=until, in_submission=in_submission)
+    return recent_quality(checks, participation.campaign.control_min_per_class)
 
 
 def private_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
@@ -425,9 +575,10 @@ def campaign_has_checks(campaign: Campaign) -> bool:
 def quality_block_reason(participation: Participation) -> str | None:
     """Why the worker should be blocked for their answers on known labels, or None.
 
-    Two balanced scores, each only once decisive: all checked answers (gold and weighted traps) below
-    ``control_block_threshold`` once each class has ``control_min_per_class``; and the trap answers alone below
-    ``trap_block_threshold`` once there are ``trap_min_count`` of them, of both classes.
+    Three balanced scores, each only once decisive: all checked answers (gold and weighted traps) below
+    ``control_block_threshold`` once each class has ``control_min_per_class``; the most recent of them
+    (:func:`recent_quality`) below it; and the trap answers alone below ``trap_block_threshold`` once there are
+    ``trap_min_count`` of them, of both classes.
     """
     campaign = participation.campaign
     checks = worker_checks(participation.worker_id, campaign)
@@ -437,9 +588,14 @@ def quality_block_reason(participation: Participation) -> str | None:
     quality = balanced_score(checks, campaign.control_min_per_class)
     if quality.score is not None and quality.score < campaign.control_block_threshold:
         return f"answers disagree with known labels: {quality.describe()}, below the required {campaign.control_block_threshold:.2f}"[:300]
+    recent = recent_quality(checks, campaign.control_min_per_class)
+    if recent.score is not None and recent.score < campaign.control_block_threshold:
+        return f"recent answers disagree with known labels: {describe_recent(recent)}, below the required {campaign.control_block_threshold:.2f}"[:300]
     traps = [c for c in checks if c.source == "trap"]
     if sum(c.count for c in traps) >= campaign.trap_min_count:
-        trap_quality = balanced_score(traps, 1)
+        # Pooled, not within overlap bands: this rule catches a worker who fails the traps (the mechanical ones
+        # differ from the article as their kind says, which is what they test); bonuses never rest on them.
+        trap_quality = balanced_score([replace(c, stratum="") for c in traps], 1)
         if trap_quality.score is not None and trap_quality.score < campaign.trap_block_threshold:
             right = sum(c.count for c in traps if c.correct)
             return (

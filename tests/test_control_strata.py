@@ -1,0 +1,176 @@
+"""Checks a page rule cannot pass, recent work, and pay on evidence.
+
+The balanced score is balanced within strata of data set and word-overlap band, so "extractive means
+factual" earns nothing on FRANK's gold; block and bonus decisions also read the most recent checks, so good
+work banked early does not carry a worker who stopped reading; an identity's first items are paid only once
+its score exists. End to end through the real views on FRANK data.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+
+from annotate.models import (
+    Assignment,
+    BonusEntry,
+    Participation,
+    PayDecision,
+    PayDecisionKind,
+)
+from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.bonuses import worker_total
+from annotate.services.control_items import (
+    Check,
+    balanced_score,
+    overlap_band,
+    recent_checks,
+    sentence_overlap,
+    set_gold_label,
+)
+from benchmarks.adversary_bot import (
+    BankThenCoast,
+    GoldFollower,
+    OverlapBot,
+    run_worker,
+    setup_campaign,
+    worker_figures,
+)
+from tests.factories import make_campaign, make_document, make_worker
+
+pytestmark = pytest.mark.django_db
+
+PAY = Decimal("0.50")
+
+
+# ---------------------------------------------------------------- the score within strata
+
+def test_answers_that_follow_the_stratum_alone_score_one_half():
+    # "Extractive means factual": right on every factual copy and every abstractive error, wrong on the rest.
+    copies = [Check(True, True, stratum="cnndm/3")] * 40 + [Check(False, False, stratum="cnndm/3")] * 4
+    abstractive = [Check(True, False, stratum="cnndm/1")] * 4 + [Check(False, True, stratum="cnndm/1")] * 30
+    quality = balanced_score(copies + abstractive, min_per_class=2)
+    assert quality.pooled_score == pytest.approx(0.5 * (40 / 44 + 30 / 34))  # 0.89 pooled
+    assert quality.score == pytest.approx(0.5) and quality.strata == 2
+    # Answers that read the sentence score within each stratum.
+    careful = [Check(c.expected_factual, True, stratum=c.stratum) for c in copies + abstractive]
+    assert balanced_score(careful, min_per_class=2).score == 1.0
+
+
+def test_a_stratum_holding_one_class_does_not_decide():
+    checks = [Check(True, True, stratum="bbc/3")] * 5 + [Check(False, True, stratum="bbc/0")] * 5
+    quality = balanced_score(checks, min_per_class=2)
+    assert quality.score is None and quality.pooled_score == 1.0 and "within strata" in quality.describe()
+
+
+def test_the_overlap_of_a_sentence_with_its_closest_article_sentence():
+    article = ["The city council of Greenvale approved a new budget on Monday.", "Mayor Helen Carter resigned."]
+    assert sentence_overlap("Greenvale approved a budget.", article) == 1.0
+    assert sentence_overlap("Helen Carter approved a budget.", article) == 0.6
+    assert [overlap_band(x) for x in (None, 0.2, 0.5, 0.79, 0.8, 0.99, 1.0)] == [-1, 0, 1, 1, 2, 2, 3]
+
+
+def test_gold_set_by_an_admin_gets_its_overlap():
+    campaign = make_campaign()
+    summary = make_document(campaign, summaries=[["Greenvale approved a budget.", "Helen Carter resigned in May."]]).summaries.get()
+    first, second = set_gold_label(summary, 0, True), set_gold_label(summary, 1, False)
+    first.refresh_from_db(), second.refresh_from_db()
+    assert first.overlap == 1.0 and second.overlap == pytest.approx(2 / 5)  # "Helen Carter" of "Mayor Helen Carter said ..."
+
+
+def test_the_recent_window_keeps_the_latest_checks_of_each_class():
+    from datetime import datetime, timedelta
+
+    start = datetime(2026, 1, 1)
+    old = [Check(True, True, 3.0, count=3, at=start), Check(False, True, 12.0, count=12, at=start)]
+    new = [Check(True, True, 9.0, count=9, at=start + timedelta(hours=1)), Check(False, False, 4.0, count=4, at=start + timedelta(hours=1))]
+    window = recent_checks(old + new, per_class=10)
+    assert sum(c.count for c in window if c.expected_factual) == 10 and sum(c.count for c in window if not c.expected_factual) == 10
+    assert sum(c.weight for c in window if not c.expected_factual and not c.correct) == 4.0  # all 4 recent misses kept
+
+
+# ---------------------------------------------------------------- pay held until the score exists
+
+def _gold_campaign(**settings):
+    campaign = make_campaign(entity_check_enabled=False, control_min_per_class=2, redundancy=1, pay_per_item=PAY, **settings)
+    for _ in range(6):
+        summary = make_document(campaign, summaries=[["Greenvale approved a budget.", "The budget of Greenvale approved a new city council."]]).summaries.get()
+        set_gold_label(summary, 0, True)
+        set_gold_label(summary, 1, False)
+    return campaign
+
+
+def _submit(worker, campaign, *, right: bool):
+    assignment = request_assignment(worker, campaign)
+    payload = {"summaries": [{"answers": [{"factual": True}, {"factual": not right, "categories": [] if not right else ["RelE"]}]}]}
+    return assignment, submit_assignment(assignment.pk, worker, payload)
+
+
+def test_first_items_are_paid_once_the_score_exists():
+    campaign = _gold_campaign()
+    worker = make_worker()
+    first, _ = _submit(worker, campaign, right=True)  # one check of each class: no score yet
+    held = PayDecision.objects.get(worker=worker, kind=PayDecisionKind.HELD)
+    assert held.assignment_id == first.pk and "until the worker's quality score exists" in held.reason
+    assert worker_total(worker, campaign) == 0 and not Participation.objects.get(worker=worker).pay_held
+    _submit(worker, campaign, right=True)  # two of each: the score exists, both items are paid
+    assert BonusEntry.objects.filter(worker=worker, reason="pay per item").count() == 2
+    assert PayDecision.objects.get(worker=worker, kind=PayDecisionKind.RELEASED).key == f"released:{held.key}"
+    _submit(worker, campaign, right=True)
+    assert BonusEntry.objects.filter(worker=worker, reason="pay per item").count() == 3  # released once
+
+
+def test_first_items_of_a_worker_blocked_when_the_score_exists_are_refused():
+    campaign = _gold_campaign()
+    worker = make_worker()
+    first, _ = _submit(worker, campaign, right=False)
+    _, outcome = _submit(worker, campaign, right=False)
+    assert outcome.blocked_reason
+    assert worker_total(worker, campaign) == 0
+    refused = PayDecision.objects.get(worker=worker, key=f"refused:pending-pay:{first.pk}")
+    assert refused.kind == PayDecisionKind.REFUSED and "blocked" in refused.reason
+
+
+# ---------------------------------------------------------------- end to end on FRANK
+
+def _frank(frank_dir, documents: int):
+    # Private gold (an admin's own labels): the attack under test is the overlap rule, not published labels.
+    return setup_campaign(frank_dir, documents, slug="strata-frank", private_gold=True, min_seconds_per_sentence=2.0, pay_per_item=PAY)
+
+
+def _run(campaign, agent, items: int):
+    worker = make_worker()
+    client = Client()
+    client.force_login(worker.user)
+    run = run_worker(client, campaign.slug, agent, items=items, seconds_per_sentence=6.0)
+    return worker, run
+
+
+def test_the_overlap_rule_earns_no_bonus_and_stops_within_10_items_beside_a_paid_honest_worker(frank_dir):
+    campaign = _frank(frank_dir, documents=16)
+    bot, _ = _run(campaign, OverlapBot(0.7), items=10)
+    figures = worker_figures(bot, campaign)
+    assert figures["bonuses"] == 0, figures
+    assert figures["status"] in ("blocked", "held for review") or (
+        PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.HELD).count()
+        > PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.RELEASED).count()
+    ), figures
+    honest, honest_run = _run(campaign, GoldFollower(), items=10)
+    paid = worker_figures(honest, campaign)
+    assert honest_run.submitted == 10 and paid["status"] == "working" and paid["balanced_score"] == 1.0
+    assert BonusEntry.objects.filter(worker=honest, reason="pay per item").count() == 10
+    assert paid["bonuses"] >= 5 and paid["owed"] >= 10 * PAY + 5 * campaign.bonus_per_item
+    print(f"overlap bot: {figures}; honest: {paid}")
+
+
+def test_bank_then_coast_earns_at_most_3_bonuses_after_10_honest_items(frank_dir):
+    campaign = _frank(frank_dir, documents=24)
+    worker, run = _run(campaign, BankThenCoast(bank=10), items=20)
+    submitted = list(Assignment.objects.filter(worker=worker, submitted_at__isnull=False).order_by("submitted_at"))
+    bonus_of = set(BonusEntry.objects.filter(worker=worker, key__startswith="item-bonus:").values_list("assignment_id", flat=True))
+    banked = [a for a in submitted[:10] if a.pk in bonus_of]
+    coasting = [a for a in submitted[10:] if a.pk in bonus_of]
+    assert len(banked) >= 5  # the honest part did earn bonuses
+    assert len(coasting) <= 3, (len(coasting), run.stopped)
+    print(f"bank-then-coast: {len(submitted)} items, {len(banked)} banked bonuses, {len(coasting)} while coasting; {worker_figures(worker, campaign)}")
