@@ -27,6 +27,7 @@ from annotate.frank import relevance
 from annotate.frank.entities import entity_pool, prepare_entity_pools
 from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
 from annotate.nlp import split_sentences
+from annotate.services.control_items import record_overlaps
 
 logger = logging.getLogger("factlab.frank.prepared")
 
@@ -127,6 +128,8 @@ def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = Tru
             # Retired traps (weight 0: taken from an edit no longer accepted) are no longer shown.
             data = compute_page(article, summaries, list(document.traps.filter(weight__gt=0).order_by("id")))
             rows.append(DocumentPage(document=document, version=VERSION, data=data))
+        # The traps' word overlap with the article, kept with them: the quality score is balanced within its bands.
+        record_overlaps(documents[0].campaign, ids)
         DocumentPage.objects.bulk_create(
             rows, update_conflicts=True, unique_fields=["document"], update_fields=["version", "data", "updated_at"],
         )

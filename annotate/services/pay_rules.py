@@ -9,6 +9,13 @@ Decided once, at submission, from facts the worker cannot forge:
 * **no bonus until** ``control_min_per_class`` **erroneous sentences were checked against labels the page does
   not give away** (gold, human-written BUMP-edit traps): traps built from the shipped article alone never
   earn a bonus, since a script finds many of them;
+* **pay held until the worker's score exists**: in a campaign that scores workers at submission, an
+  identity's items before its balanced score (or the score of its recent checks) is known are not paid at
+  once but held (``pending-pay``), then paid once the score exists, or refused when the worker is blocked
+  (:func:`settle_pending_pay`): a script's first items earn nothing before it can be judged;
+* **no bonus while the balanced control score of recent work is below** ``bonus_min_score``: the most
+  recent checked answers of each class (:func:`~annotate.services.control_items.recent_quality`), so a
+  worker who banked good work and stopped reading loses the bonus within a few items;
 * **no bonus while the balanced control score is unknown or below** ``bonus_min_score``
   (:mod:`annotate.services.control_items`), in every campaign that has gold labels or shows traps; with
   ``bonus_confidence`` > 0 the score must be above it with that confidence (per-class Wilson lower bounds),
@@ -40,13 +47,20 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 
-from .control_items import campaign_has_checks, worker_quality
+from .control_items import (
+    campaign_has_checks,
+    describe_recent,
+    worker_quality,
+    worker_recent_quality,
+)
 from .independence import copy_hold
 from .ledger import add_ledger_entry
 
 
 EDIT_BONUS_PREFIX = "edit-bonus"
 HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
+#: Pay of an item submitted before the worker's score existed: held, then paid or refused by the score.
+PENDING_PAY_PREFIX = "pending-pay"
 
 
 @dataclass(frozen=True)
@@ -113,7 +127,45 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
     if bound < campaign.bonus_min_score:
         sure = f", at least {bound:.2f} with {campaign.bonus_confidence:.0%} confidence," if campaign.bonus_confidence > 0 else ""
         return f"{quality.describe()}{sure} below the bonus threshold {campaign.bonus_min_score:.2f}", quality.score
+    recent = worker_recent_quality(participation, until=assignment.submitted_at, in_submission=True)
+    if recent.score is not None and recent.score < campaign.bonus_min_score:
+        return f"recent work below the bonus threshold {campaign.bonus_min_score:.2f}: {describe_recent(recent)}"[:300], quality.score
     return None, quality.score
+
+
+def score_exists(participation: Participation, assignment: Assignment) -> bool:
+    """Whether the worker can be judged at this submission: their balanced score, or that of their recent
+    checks, is decisive (the scores that block)."""
+    return (
+        worker_quality(participation, until=assignment.submitted_at, in_submission=True).score is not None
+        or worker_recent_quality(participation, until=assignment.submitted_at, in_submission=True).score is not None
+    )
+
+
+def settle_pending_pay(participation: Participation, *, refuse: str | None = None) -> Decimal:
+    """Pay the worker's items held until their score existed (``refuse``: refuse them instead, with this reason).
+    Each held item is settled once (unique keys); returns the amount paid now."""
+    held = list(PayDecision.objects.filter(
+        worker_id=participation.worker_id, campaign_id=participation.campaign_id, kind=PayDecisionKind.HELD,
+        key__startswith=f"{PENDING_PAY_PREFIX}:",
+    ).select_related("assignment"))
+    settled = set(PayDecision.objects.filter(
+        key__in=[f"{outcome}:{d.key}" for d in held for outcome in ("released", "refused")],
+    ).values_list("key", flat=True))
+    paid = Decimal("0.00")
+    for decision in held:
+        if f"released:{decision.key}" in settled or f"refused:{decision.key}" in settled:
+            continue
+        if refuse is not None:
+            _record(participation, decision.assignment, key=f"refused:{decision.key}", kind=PayDecisionKind.REFUSED,
+                    amount=decision.amount, reason=f"pay held until the quality score existed, refused: {refuse}")
+            continue
+        released = _record(participation, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
+                           amount=decision.amount, reason="pay held until the quality score existed: paid, the score exists")
+        if released and add_ledger_entry(key=f"released:{decision.key}", participation=participation,
+                                         assignment=decision.assignment, amount=decision.amount, reason="pay per item"):
+            paid += decision.amount
+    return paid
 
 
 def judge_submission(participation: Participation, assignment: Assignment) -> Verdict:
@@ -129,7 +181,19 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
     paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
     # Answers copied from (or shared with) another worker: held with the evidence (services/independence.py).
     copying = None if paid_before else copy_hold(participation, assignment)
+    paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
     hold = None if paid_before else (hold_reason(participation) or copying)
+    if hold is None and not paid_before and bonus_now and campaign_has_checks(campaign):
+        if not score_exists(participation, assignment):
+            if campaign.pay_per_item > 0:
+                _record(participation, assignment, key=f"{PENDING_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
+                        amount=campaign.pay_per_item,
+                        reason="pay per item held until the worker's quality score exists (paid then, refused if blocked)")
+            if refusal is not None and campaign.bonus_per_item > 0:
+                _record(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
+                        amount=campaign.bonus_per_item, reason=refusal)
+            return Verdict(held=True, bonus_refusal=refusal, score=score)
+        settle_pending_pay(participation)
     if hold is not None:
         if not participation.pay_held:
             now = timezone.now()
@@ -152,6 +216,7 @@ def refuse_pay_of_blocking_submission(participation: Participation, assignment: 
     amount = campaign.pay_per_item + (campaign.bonus_per_item if protocol_for(campaign.kind).bonus_at_submission else Decimal(0))
     _record(participation, assignment, key=f"blocked:{assignment.pk}", kind=PayDecisionKind.REFUSED, amount=amount,
             reason=f"not paid: this submission got the worker blocked ({block_reason})")
+    settle_pending_pay(participation, refuse=f"the worker was blocked ({block_reason})")
 
 
 def release_held_pay(participation: Participation, *, user=None, note: str = "") -> Decimal:
@@ -167,6 +232,8 @@ def release_held_pay(participation: Participation, *, user=None, note: str = "")
         who = getattr(user, "username", "") or "an admin"
         held_edits: set[int] = set()
         for decision in held.select_related("assignment"):
+            if decision.key.startswith(f"{PENDING_PAY_PREFIX}:") and PayDecision.objects.filter(key=f"refused:{decision.key}").exists():
+                continue  # refused when the worker was blocked: no hold left to release
             reason = f"released by {who} after review" + (f": {note}" if note else "")
             if not _record(locked, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
                            amount=decision.amount, reason=reason, user=user):
