@@ -89,6 +89,8 @@ INSTALLED_APPS = [
 AUTHENTICATION_BACKENDS = ["annotate.auth_backend.WorkerAwareBackend", "django.contrib.auth.backends.ModelBackend"]
 
 MIDDLEWARE = [
+    # /healthz/ for supervisors, before the HTTPS redirect and the host check (factlab/health.py).
+    "factlab.health.HealthCheckMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # 400 for NUL characters and JSON nested too deep, before any view parses the request.
