@@ -335,7 +335,7 @@ def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
     # Data without labels: the checks are FRANK's mechanical traps only, which a script finds by comparing
     # them with the article. The bot at a human pace scores well on them, and is still owed no bonus, even
     # where the campaign asks no confidence of the score.
-    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0, bonus_confidence=0.0)
+    campaign = _frank_campaign(frank_dir, min_seconds_per_sentence=2.0, bonus_confidence=0.0, private_gold=True)
     admin = Client()
     admin.force_login(make_worker(staff=True).user)
     control_page = reverse("annotate:manage-control", args=[campaign.slug])
