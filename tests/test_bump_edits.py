@@ -7,7 +7,10 @@ import pytest
 
 from annotate.bump import content as bump_content
 from annotate.bump import taxonomy as bump_taxonomy
+from annotate.bump import lexicon
 from annotate.bump.edits import (
+    clean_edit,
+    comparable,
     edit_hints,
     edit_problems,
     inserted_words,
@@ -157,3 +160,55 @@ def test_a_diff_reads_as_text_never_as_tokens():
         ("equal", "operator at the time. Karo claimed 'hats' (red) for $5,000."),
     ]
     assert word_edit_distance(reference, edited) == 1
+
+
+ARTICLE_EBOLA = ("The Food and Drug Administration approved the first Ebola vaccine on Thursday. The vaccine, made by Merck, "
+                 "was tested during the 2014 outbreak in Guinea, where 1,000 people were vaccinated.")
+
+
+def _problem(edited: str, reference: str = REF) -> str:
+    return edit_problems(reference, edited, max_distance=6, count_sentences=one_sentence, context=ARTICLE_EBOLA).get("edited", "")
+
+
+@pytest.mark.parametrize(("edited", "reference", "reason"), [
+    # A homoglyph: Cyrillic е for e, identical on screen.
+    (REF.replace("The FDA", "Th\u0435 FDA"), REF,
+     "changes nothing once these are ignored: letters of another alphabet that look like Latin ones (Cyrillic '\u0435'"),
+    (REF.replace("Merck", "M\u0435rck").replace("Thursday", "Friday"), REF, "types letters of another alphabet that look like Latin ones"),
+    (REF.replace("FDA", "F\u0414A"), REF, "letters of several alphabets in 'F\u0414A'"),
+    (REF.replace("Merck", "Mer\u200bck"), REF, "changes nothing once these are ignored: invisible characters (zero-width space)"),
+    (REF.replace("vaccine", "vac\u00adcine"), REF, "changes nothing once these are ignored: invisible characters (soft hyphen)"),
+    (REF.replace("Merck", "\uff2d\uff45\uff52\uff43\uff4b"), REF, "variants of the same character (full-width letters"),
+    (REF.replace("Merck", "MERCK"), REF, "changes nothing once these are ignored: capital letters ('MERCK' for 'Merck')"),
+    (REF.replace("Merck", "Merk"), REF, "looks like a typo ('Merck' \u2192 'Merk' is not a word)"),
+    (REF.replace("Thursday", "Thrusday"), REF, "looks like a typo ('Thursday' \u2192 'Thrusday' is not a word)"),
+    ("Guinea vaccinated 1.000 people .", "Guinea vaccinated 1,000 people .",
+     "only changes punctuation or spacing inside a word or number ('1,000' \u2192 '1.000')"),
+    (REF.replace("FDA", "EMA").replace("Thursday", "Friday"), REF,
+     "changes 2 places far apart ('FDA' \u2192 'EMA' and 'Thursday' \u2192 'Friday'): introduce one error, in one place"),
+    (REF.replace("the first", "a first"), REF, "only changes an article ('the' \u2192 'a')"),
+])
+def test_edits_that_change_nothing_a_reader_sees_or_no_real_word_are_refused_with_their_reason(edited, reference, reason):
+    assert reason in _problem(edited, reference)
+
+
+@pytest.mark.parametrize(("edited", "reference"), [
+    (REF.replace("Merck", "Pfizer"), REF),  # an entity substitution (extrinsic)
+    (REF.replace("FDA", "EMA"), REF),  # a short entity: two letters of three are no typo
+    (REF.replace("Merck", "Guinea"), REF),  # an entity from the article (intrinsic)
+    (REF.replace("approved", "rejected"), REF),  # a predicate change
+    (REF.replace("approved", "did not approve"), REF),  # a negation
+    (REF.replace("Thursday", "Friday"), REF),  # a circumstance
+    ("Pfizer beat Merck in the final on Thursday .", "Merck beat Pfizer in the final on Thursday ."),  # a swap is one change
+    ("He said she had won .", "He said he had won ."),  # a coreference error
+    ("Guinea vaccinated 1,500 people .", "Guinea vaccinated 1,000 people ."),  # a number
+    (REF.replace("Merck", "M\u200berck").replace("approved", "rejected"), REF),  # invisible characters removed
+])
+def test_a_real_one_place_edit_is_accepted(edited, reference):
+    assert _problem(edited, reference) == ""
+
+
+def test_an_accepted_edit_is_stored_clean_and_compared_without_case_or_lookalikes():
+    assert clean_edit("Pfi\u200bzer \uff2dade  it") == "Pfizer Made it"
+    assert comparable("Th\u0435 FDA") == comparable("the fda") == "the fda"
+    assert lexicon.is_english_word("approves") and lexicon.is_english_word("19-year-old") and not lexicon.is_english_word("Thrusday")

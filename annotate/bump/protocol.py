@@ -19,6 +19,7 @@ from django.db import transaction
 
 from annotate.bump import content as bump_content
 from annotate.bump import edits
+from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.importer import import_bump
@@ -176,6 +177,12 @@ class _BumpProtocol(Protocol):
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": False, "checks": False, "entity_check": False, "review": True}
 
+    def pay_hold_reason(self, participation: Participation) -> str | None:
+        return bump_pay.hold_reason(participation)
+
+    def pay_deferral(self, participation: Participation, assignment: Assignment) -> str | None:
+        return bump_pay.pay_deferral(participation, assignment)
+
     def order_candidates(self, worker, campaign: Campaign, candidates, window: int) -> list[Item]:
         # BUMP spreads a summary's edits over different workers: from a wider window, summaries the worker has
         # not edited come first, each group shuffled.
@@ -238,7 +245,7 @@ class _BumpProtocol(Protocol):
                 requested_error_type=item.requested_error_type, is_not_applicable=True,
             )
             requeue_for_experts(item)
-            return SubmissionResult(stored_rows=1, extra={"not_applicable": True})
+            return SubmissionResult(stored_rows=1, too_fast=self._too_fast(assignment), extra={"not_applicable": True})
         text = payload.get("edited")
         if not isinstance(text, str):
             raise InvalidSubmission("The edited summary is missing.", field_errors={"edited": "missing"})
@@ -262,7 +269,13 @@ class _BumpProtocol(Protocol):
             hint_disagrees=hints.disagrees,
         )
         schedule_auto_scoring(campaign, [edited.pk])
-        return SubmissionResult(stored_rows=1, new_summary_ids=[edited.pk], extra={"hint": hints.likely_kind})
+        return SubmissionResult(stored_rows=1, new_summary_ids=[edited.pk], too_fast=self._too_fast(assignment), extra={"hint": hints.likely_kind})
+
+    @staticmethod
+    def _too_fast(assignment: Assignment) -> bool:
+        """The speed rule on the server's clock (``annotate.bump.pay``): feeds the shared fast-worker hold."""
+        assignment.too_fast = bump_pay.is_too_fast(assignment, (assignment.submitted_at - assignment.created_at).total_seconds())
+        return assignment.too_fast
 
 
 class BumpTaxonomyProtocol(_BumpProtocol):

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump import edits
+from annotate.bump.pay import settle_edit_pay
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -80,6 +81,7 @@ def undo_review(edit_id: int, reviewer, *, campaign_id: int) -> Edit:
         summary.corrected_error_type = ""
         summary.save(update_fields=["corrected_error_type"])
         settle_edit_bonus(edit)
+        settle_edit_pay(edit)  # its pay per item, when it waited for this review
     return edit
 
 
@@ -126,6 +128,7 @@ def review_edit(edit_id: int, reviewer, action: str, *, campaign_id: int, correc
         summary.corrected_error_type = corrected
         summary.save(update_fields=["corrected_error_type"])
         settle_edit_bonus(edit)
+        settle_edit_pay(edit)  # its pay per item, when it waited for this review
     return edit
 
 

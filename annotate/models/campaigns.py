@@ -108,6 +108,18 @@ class Campaign(models.Model):
     crowd_gold_posterior = _share(0.0, "0: off. Else a sentence becomes gold once trusted workers agree on it with at least this posterior.")
     # BUMP editing
     max_edit_distance = models.PositiveSmallIntegerField(default=6, validators=[MinValueValidator(1), MaxValueValidator(100)])
+    # BUMP pay: an edit is verified by its review, so pay before review is bounded (annotate/bump/pay.py)
+    unreviewed_paid_edits = models.PositiveSmallIntegerField(
+        default=5, validators=[MaxValueValidator(1000)],
+        help_text="Edits a worker is paid for at submission while they await review; the pay of further edits waits "
+        "for their review (paid if accepted or corrected).",
+    )
+    max_not_applicable_share = _share(
+        0.3, "A worker whose share of N/A answers is above this (after 5 items) has their pay held for review.",
+    )
+    max_rejected_edit_share = _share(
+        0.3, "A worker whose share of edits rejected in review is above this (after 4 reviewed) has their pay held for review.",
+    )
     exclusive_with = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="Workers who took this campaign's qualification may not join (BUMP Task 2 excludes Task 1 workers).",

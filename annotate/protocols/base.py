@@ -146,6 +146,19 @@ class Protocol(ABC):
         """Which checks the worker rules announce: control sentences, the reading check, expert review."""
         return {"traps": False, "checks": False, "entity_check": False, "review": False}
 
+    # ------------------------------------------------------------------ pay
+
+    def pay_hold_reason(self, participation: Participation) -> str | None:
+        """The protocol's own reason to hold the worker's pay for an admin's review (beside the shared rules of
+        ``annotate.services.pay_rules.hold_reason``), or None. Called with the participation locked, after the
+        submission was stored."""
+        return None
+
+    def pay_deferral(self, participation: Participation, assignment: Assignment) -> str | None:
+        """Why the pay per item of this submission waits for a later decision on the work (the protocol then
+        settles it with ``annotate.services.pay_rules.settle_deferred_pay``), or None: paid at submission."""
+        return None
+
     # ------------------------------------------------------------------ qualification
 
     def qualification_form(self, campaign: Campaign, participation: Participation, post=None) -> QualificationForm:

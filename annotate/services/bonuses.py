@@ -28,7 +28,7 @@ from annotate.models import (
 from annotate.protocols import protocol_for
 
 from .ledger import add_ledger_entry
-from .pay_rules import judge_submission
+from .pay_rules import defer_pay, judge_submission
 
 def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
     """Record pay and bonuses earned by one submitted assignment. Returns the keys written now."""
@@ -38,7 +38,10 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
     if verdict.held:
         return written
     pay_key = f"pay:{assignment.pk}"
-    if add_ledger_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
+    deferral = protocol_for(campaign.kind).pay_deferral(participation, assignment)  # e.g. an edit beyond the unreviewed cap
+    if deferral is not None:
+        defer_pay(participation, assignment, deferral)
+    elif add_ledger_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
         written.append(pay_key)
     if not protocol_for(campaign.kind).bonus_at_submission:
         return written  # the protocol settles the bonus later (an edit's after its review: settle_edit_bonus)

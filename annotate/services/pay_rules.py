@@ -98,7 +98,7 @@ def hold_reason(participation: Participation) -> str | None:
     if items >= Participation.FAST_WORKER_MIN_ITEMS and fast >= Participation.FAST_WORKER_SHARE * items:
         minimum = participation.campaign.min_seconds_per_sentence
         return f"consistently fast: {fast} of {items} items under {minimum:g} s per sentence on the server's clock"
-    return None
+    return protocol_for(participation.campaign.kind).pay_hold_reason(participation)
 
 
 def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple[str | None, float | None]:
@@ -228,7 +228,8 @@ def release_held_pay(participation: Participation, *, user=None, note: str = "")
     released = Decimal("0.00")
     with transaction.atomic():
         locked = Participation.objects.select_for_update().select_related("campaign").get(pk=participation.pk)
-        held = PayDecision.objects.filter(worker_id=locked.worker_id, campaign_id=locked.campaign_id, kind=PayDecisionKind.HELD)
+        held = PayDecision.objects.filter(worker_id=locked.worker_id, campaign_id=locked.campaign_id, kind=PayDecisionKind.HELD).exclude(
+            key__startswith=f"{DEFERRED_PAY_PREFIX}:")  # deferred pay waits for its own decision (settle_deferred_pay)
         who = getattr(user, "username", "") or "an admin"
         held_edits: set[int] = set()
         for decision in held.select_related("assignment"):
@@ -295,6 +296,30 @@ def _settle_edit_bonus(edit: Edit, participation: Participation) -> Decimal:
         key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=edit.assignment,
         amount=delta, reason=reason, reversal=delta < 0,
     )
+    return delta
+
+
+def defer_pay(participation: Participation, assignment: Assignment, reason: str) -> None:
+    """The pay per item of ``assignment`` waits for a later decision on the work (the protocol's
+    ``pay_deferral``): recorded as held with the reason, and neither paid nor released with a hold's release."""
+    _record(participation, assignment, key=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
+            amount=participation.campaign.pay_per_item, reason=f"pay per item waits for review: {reason}")
+
+
+def settle_deferred_pay(participation: Participation, assignment: Assignment, *, owed: bool) -> Decimal:
+    """Bring the ledger in line with the decision on deferred work: its pay per item while ``owed`` (e.g. an
+    edit accepted in review), nothing otherwise; a changed decision appends a reversal. Returns the amount
+    appended; 0 when the pay of ``assignment`` was not deferred. Called with the participation locked."""
+    deferred = PayDecision.objects.filter(key=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}").first()
+    if deferred is None:
+        return Decimal(0)
+    entries = BonusEntry.objects.filter(key__startswith=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}:")
+    delta = (deferred.amount if owed else Decimal(0)) - (entries.aggregate(total=Sum("amount"))["total"] or Decimal(0))
+    if delta == 0:
+        return delta
+    # "pay per item" as at submission (a reversal too), so that payment exports treat it as the base pay it is.
+    add_ledger_entry(key=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}:{entries.count()}", participation=participation,
+                     assignment=assignment, amount=delta, reversal=delta < 0, reason="pay per item")
     return delta
 
 
