@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-import json
 import logging
 from collections.abc import Callable
 
@@ -24,6 +23,8 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 from django_ratelimit.core import _split_rate, get_usage
+
+from annotate import json_input
 
 LOGIN_VIEW_NAMES = frozenset({"login", "admin:login", "api:token"})
 SUBMIT_SUFFIX = "submit"
@@ -78,7 +79,7 @@ def username_key(group: str, request: HttpRequest) -> str:
     username = request.POST.get("username", "")
     if not username and "application/json" in request.META.get("CONTENT_TYPE", ""):
         try:
-            body = json.loads(request.body or b"{}")
+            body = json_input.loads(request.body or b"{}")
         except ValueError:
             body = {}
         username = body.get("username", "") if isinstance(body, dict) else ""

@@ -102,6 +102,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # 413 for a body declared above its limit, before the CSRF check or a parser reads it (annotate.upload_limits).
+    "annotate.upload_limits.UploadSizeMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # A crowd identity opens only the campaigns of its study links.
@@ -344,6 +346,10 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "annotate.api.exceptions.exception_handler",
+    # JSON as DRF parses it, with over-long integers refused in words (annotate.api.parsers)
+    "DEFAULT_PARSER_CLASSES": [
+        "annotate.api.parsers.JSONParser", "rest_framework.parsers.FormParser", "rest_framework.parsers.MultiPartParser",
+    ],
 }
 # API tokens expire this many hours after creation (0: never); a password change revokes them at once.
 FACTLAB_TOKEN_TTL_HOURS = float(os.environ.get("FACTLAB_TOKEN_TTL_HOURS", "720"))

@@ -131,7 +131,7 @@ def test_frank_hash_with_path_segments_cannot_read_other_files(tmp_path):
     root = _frank_folder(tmp_path / "frank", hash_="../../secret", article=ARTICLE)
     error = _refused("frank", root)
     # The id is never a path: its file name is a slug and a hash of it, which the folder does not hold.
-    assert error.field == "hash" and error.record == 0 and "no article file secret-" in str(error)
+    assert error.field == "hash" and error.record == 0 and "(articles/secret-" in str(error)
     assert Path(error.path).name == "human_annotations.json"
 
 

@@ -109,7 +109,7 @@ def _import_frank_article(
         article_path = articles_dir / f"{article_hash}.json"
     if not article_path.is_file():
         raise ImportFailed(
-            f"no article file {article_path.name} for hash {article_hash[:80]!r}", path=annotations_path, record=records[0][0], field="hash"
+            f"no article file for hash {article_hash[:80]!r} (articles/{article_path.name})", path=annotations_path, record=records[0][0], field="hash"
         )
     article = RecordReader(_read_article(article_path), path=article_path, index=article_hash)
     first = records[0][1]

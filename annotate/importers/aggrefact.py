@@ -41,10 +41,11 @@ import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from annotate.models import Dataset, Document, Split
+from annotate.models import Dataset, Document, Split, Summary
 
 from . import limits as import_limits
 from .base import ImportFailed, RecordReader, batched, every, iter_json_lines
+from .fields import check_model_values
 from .store import Store
 
 AGGREFACT_COLUMNS = ("dataset", "origin", "id", "doc", "summary", "model_name", "label", "cut")
@@ -130,11 +131,10 @@ class _Seen:
 def _parse_aggrefact(record: RecordReader, score_columns: list[str]) -> dict:
     benchmark = record.text("dataset").strip()
     doc_id = f"{benchmark}:{record.text('id').strip()}"
-    if len(doc_id) > 200:
-        raise record.fail(f"dataset and id make a document key of {len(doc_id)} characters; the limit is 200", "id")
     system = record.text("model_name").strip()
-    if len(system) > 100:
-        raise record.fail(f"{len(system)} characters; the limit is 100", "model_name")
+    # Checked while parsing, before spaCy splits the batch (the store checks every value again).
+    check_model_values(Document, {"external_id": doc_id}, path=record.path, record=record.index, names={"external_id": "id"})
+    check_model_values(Summary, {"system": system}, path=record.path, record=record.index, names={"system": "model_name"})
     scores = {}
     for column in score_columns:
         cell = record.get(column)
@@ -191,7 +191,7 @@ def import_aggrefact(store: Store, paths: list[Path], progress: Callable[[int, i
             sentences=lambda: store.sentences.split(r["doc"]), metadata={"source": "aggrefact", "benchmark": r["benchmark"]},
         )
         summary = store.summary(
-            document, r["system"], origin=r["origin"], text=r["summary"], sentences=lambda: store.sentences.split(r["summary"]),
+            document, r["system"], origin=r["origin"], system_field="model_name", text=r["summary"], sentences=lambda: store.sentences.split(r["summary"]),
             human_scores={"Factuality": r["label"]}, metadata={"source": "aggrefact", "benchmark": r["benchmark"]},
         )
         for metric, value in r["scores"].items():

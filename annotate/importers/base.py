@@ -10,6 +10,8 @@ from typing import Any
 
 import ijson
 
+from annotate import json_input
+
 from . import limits as import_limits
 from .errors import ImportFailed
 
@@ -80,7 +82,7 @@ def _parser_message(exc: Exception) -> str:
     if "UTF8" in first or "utf-8" in first.lower():
         return "the file is not valid UTF-8 text; save it as UTF-8"
     if "overflow" in first:
-        return f"a number is out of range; {NUMBER_TOO_LONG}"
+        return f"a number is out of range; {json_input.NUMBER_TOO_LONG}"
     return first
 
 
@@ -103,30 +105,14 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, Any]]:
             yield number, load_json_text(line, path=path, record=where, limits=limits)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a finite number")
-
-
-#: Digits of an integer literal beyond any stored number's range (the largest is a 64-bit integer's 19).
-MAX_INT_DIGITS = 40
-NUMBER_TOO_LONG = f"numbers have at most {MAX_INT_DIGITS} digits"
-
-
-def _parse_int(literal: str) -> int:
-    """An integer literal; a very long one is refused before Python converts it (in time quadratic in its length)."""
-    if len(literal.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"a number of {len(literal.lstrip('-'))} digits is out of range; {NUMBER_TOO_LONG}")
-    return int(literal)
-
-
 def load_json_text(text: str, *, path: Path, record: int | str | None, limits: import_limits.ImportLimits | None = None) -> Any:
     """Parse one JSON document (a line, or a small file) and apply the import limits to it."""
     limits = limits or import_limits.current()
     try:
-        value = json.loads(text, parse_constant=_refuse_constant, parse_int=_parse_int)
+        value = json_input.loads(text)
     except json.JSONDecodeError as exc:
         raise ImportFailed(f"malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno})", path=path, record=record) from exc
-    except ValueError as exc:  # NaN / Infinity, or an integer with too many digits (messages of this module)
+    except json_input.JSONValueRefused as exc:  # NaN / Infinity, or an integer with too many digits
         raise ImportFailed(f"refused JSON ({exc})", path=path, record=record) from exc
     except RecursionError as exc:
         raise ImportFailed(f"nested deeper than {limits.max_depth} levels (FACTLAB_IMPORT_MAX_DEPTH)", path=path, record=record) from exc

@@ -5,14 +5,13 @@ pass rule) comes from the campaign's :class:`~annotate.protocols.Protocol`.
 """
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotate import json_input
 from annotate.models import Campaign, QualificationStatus
 from annotate.protocols import kinds_of_family, protocol_for
 from annotate.services.assignments import submit_assignment
@@ -37,8 +36,8 @@ def family_campaign(slug: str, family: str) -> Campaign:
 def json_body(request: HttpRequest) -> dict:
     """The request's JSON object, or ``InvalidSubmission`` saying why it is not one."""
     try:
-        body = json.loads(request.body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        body = json_input.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError) as exc:  # malformed JSON, an over-long number, NaN
         raise InvalidSubmission(f"The request body is not valid JSON ({exc}).") from exc
     if not isinstance(body, dict):
         raise InvalidSubmission("The request body must be a JSON object.")
