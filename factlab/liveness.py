@@ -166,6 +166,17 @@ def _pool_pids(worker) -> list[int]:
     return [p.pid for p in getattr(pool, "_pool", None) or () if getattr(p, "pid", None)]
 
 
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists (the check runs beside the worker: same machine or container)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return pid > 0
+
+
 def problems(name: str | None = None) -> list[str]:
     """Why the worker ``name`` (or any worker with a state file here) is not alive; empty when all are."""
     directory = Path(settings.FACTLAB_WORKER_STATE_DIR)
@@ -182,6 +193,8 @@ def problems(name: str | None = None) -> list[str]:
         age = time.time() - float(state.get("time", 0))
         if state.get("stuck"):
             found.append(f"{path.stem}: {state['stuck']}")
+        elif not _running(int(state.get("pid", 0))):
+            found.append(f"{path.stem}: process {state.get('pid')} is gone")
         elif age > stale_after():
             found.append(f"{path.stem}: no sign of life for {age:.0f} s (process {state.get('pid')} gone or frozen)")
     return found

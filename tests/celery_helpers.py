@@ -102,7 +102,7 @@ class CeleryWorker:
         database_url: str | None = None,
         queues: Sequence[str] = ("interactive", "reports", "cpu", "gpu"),
         env: dict[str, str] | None = None,
-        ready_timeout: float = 60.0,
+        ready_timeout: float = 120.0,  # a worker loads the spaCy pipelines before it is ready (seconds; more when busy)
     ):
         self.broker_url = broker_url
         self.database_url = database_url or worker_database_url()
