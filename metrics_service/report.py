@@ -412,6 +412,7 @@ def build_report(
     report.update(aggrefact_sections(
         campaign, human=human, scores=data.scores, frame=frame, metrics=metrics, compared=compared, partial=partial,
         correlations=correlations, williams=williams, bacc=report["balanced_accuracy"], pairs_meta=report["meta_evaluation"],
+        judgements=data.judgements,
     ))
     return jsonable(report)
 

@@ -39,8 +39,11 @@ LLM_AGGREFACT_THRESHOLD = 0.5
 DEFINITIONS = {
     "unified_taxonomy": (
         "AggreFact's unified types: FRANK EntE/OutE -> extrinsic noun phrase, RelE/GramE -> extrinsic predicate, "
-        "CircE/CorefE -> intrinsic noun phrase, LinkE/OtherE -> intrinsic predicate; a summary with no factual "
-        "sentence and errors on both a noun phrase and a predicate is 'entire sentence'; share of the typed "
+        "CircE/CorefE -> intrinsic noun phrase, LinkE/OtherE -> intrinsic predicate; from per-annotator judgements "
+        "a summary has a type when more than one annotator marked it (the paper's rule), with no 'entire sentence' "
+        "type from FRANK's annotations; without judgements, an approximation from summary-level category scores "
+        "(a type when a category scores below 1), named so in the section's 'source'; FRANK's release is typed on "
+        "CNN/DM only, as the paper does (its XSum summaries are typed from XSumFaith); share of the typed "
         "incorrect summaries"
     ),
     "detector_recall": "share of the test summaries with an error type that the detector flags (score below "
@@ -58,18 +61,49 @@ DEFINITIONS = {
 }
 
 
-def unified_taxonomy_section(human: pd.DataFrame) -> dict | None:
+TYPE_SOURCES = {
+    "annotators": "per-annotator judgements: a type when more than one annotator marked it (AggreFact's rule)",
+    "approximation": "approximation from summary-level category scores: a type when a category scores below 1 "
+                     "(FRANK's released scores carry no per-annotator marks)",
+}
+
+
+def typed_summaries(human: pd.DataFrame, judgements: pd.DataFrame | None, *, corpora: tuple[str, ...] | None = None) -> tuple[pd.DataFrame, dict]:
+    """The unified-type frame of the summaries and how it was made (``{"source", "rule", "corpora"}``).
+
+    Per-annotator judgements with error categories give AggreFact's types; without them, the named approximation
+    from summary-level scores. Types taken from FRANK's release (imported judgements or its scores) cover the
+    corpora AggreFact types from FRANK (CNN/DM) unless ``corpora`` says otherwise; the platform's own judgements
+    cover every corpus.
+    """
+    has_categories = judgements is not None and not judgements.empty and judgements["categories"].map(bool).any()
+    if has_categories:
+        frame = unified.unified_frame_from_judgements(human, judgements)
+        source = "annotators"
+        released = "source" in judgements and (judgements["source"] == "imported").all()
+    else:
+        frame = unified.unified_frame(human)
+        source, released = "approximation", True
+    chosen = corpora if corpora is not None else (unified.PAPER_CORPORA if released else None)
+    if chosen is not None:
+        frame = frame[human["dataset"].astype(str).isin(chosen).to_numpy()]
+    return frame, {"source": source, "rule": TYPE_SOURCES[source], "corpora": list(chosen) if chosen is not None else "all"}
+
+
+def unified_taxonomy_section(human: pd.DataFrame, judgements: pd.DataFrame | None = None) -> dict | None:
     """Distributions per system category, per dataset and per both; ``None`` when no summary is typed."""
     if human.empty:
         return None
-    frame = unified.unified_frame(human).assign(
-        category=human["system"].map(system_category), dataset=human["dataset"].astype(str),
+    frame, made = typed_summaries(human, judgements)
+    frame = frame.assign(
+        category=human["system"].reindex(frame.index).map(system_category), dataset=human["dataset"].reindex(frame.index).astype(str),
     )
     if not frame["typed"].any():
         return None
     frame["category_dataset"] = frame["category"] + "|" + frame["dataset"]
     by_category = unified.type_distribution(frame, "category") or {}
     return {
+        **made,
         "types": list(unified.UNIFIED_TYPES),
         "labels": unified.LABELS,
         "by_system_category": {c: by_category[c] for c in CATEGORY_ORDER if c in by_category},
@@ -80,11 +114,13 @@ def unified_taxonomy_section(human: pd.DataFrame) -> dict | None:
     }
 
 
-def detector_recall_section(human: pd.DataFrame, scores: pd.DataFrame, metrics: list[str], bacc: dict | None) -> dict | None:
+def detector_recall_section(
+    human: pd.DataFrame, scores: pd.DataFrame, metrics: list[str], bacc: dict | None, judgements: pd.DataFrame | None = None,
+) -> dict | None:
     """Recall per unified type at each metric's per-dataset threshold (from the balanced-accuracy section)."""
     if not bacc or human.empty:
         return None
-    frame = unified.unified_frame(human)
+    frame, _ = typed_summaries(human, judgements)
     if not frame["typed"].any():
         return None
     thresholds = {
@@ -92,8 +128,9 @@ def detector_recall_section(human: pd.DataFrame, scores: pd.DataFrame, metrics: 
         for m, entry in bacc.items()
     }
     metrics = [m for m in metrics if m in thresholds and m in scores]
-    frame = pd.concat([human[["dataset", "split"]].astype(str), frame], axis=1).join(scores[metrics], how="left")
-    return unified.recall_by_type(frame, metrics, thresholds)
+    frame = pd.concat([human[["dataset", "split"]].astype(str).reindex(frame.index), frame], axis=1).join(scores[metrics], how="left")
+    strict = {m: (bacc.get(m) or {}).get("procedure") == "aggrefact" for m in metrics}
+    return unified.recall_by_type(frame, metrics, thresholds, strict=strict)
 
 
 def _holm_correlations(correlations: dict | None) -> dict | None:
@@ -149,11 +186,12 @@ def benchmark_balanced_accuracy(campaign, human: pd.DataFrame, scores: pd.DataFr
 def aggrefact_sections(
     campaign, *, human: pd.DataFrame, scores: pd.DataFrame, frame: pd.DataFrame, metrics: list[str], compared: list[str],
     partial: bool, correlations: dict | None, williams: dict | None, bacc: dict | None, pairs_meta: dict | None = None,
+    judgements: pd.DataFrame | None = None,
 ) -> dict:
     """Every section of this module (see the module doc); a section without data is ``None``."""
     return {
-        "unified_taxonomy": unified_taxonomy_section(human),
-        "detector_recall": detector_recall_section(human, scores, compared, bacc),
+        "unified_taxonomy": unified_taxonomy_section(human, judgements),
+        "detector_recall": detector_recall_section(human, scores, compared, bacc, judgements),
         "system_level_correlations": system_level_correlation(frame, "Factuality", metrics, by=("system", "dataset")) if metrics else None,
         "correlation_differences": bootstrap_difference_matrix(frame, "Factuality", compared, partial=partial) if len(compared) >= 2 else None,
         "correlations_holm": _holm_correlations(correlations),

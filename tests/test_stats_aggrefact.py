@@ -57,12 +57,14 @@ def test_summary_types_entire_sentence_and_untyped():
     assert ut.summary_types(["EntE"], 1.0) == ()
     assert ut.summary_types([], 0.0) == ()  # inconsistent but untyped
     assert ut.summary_types(["EntE", "CircE"], 0.5) == ("intrinsic_np", "extrinsic_np")
-    # no factual sentence, wrong on a noun phrase and a predicate: wrong as a whole
-    assert ut.summary_types(["EntE", "RelE"], 0.0) == ("entire_sentence",)
+    # the paper derives no "entire sentence" from FRANK's annotations ...
+    assert ut.summary_types(["EntE", "RelE"], 0.0) == ("extrinsic_np", "extrinsic_predicate")
+    # ... the platform's rule is an option: no factual sentence, wrong on a noun phrase and a predicate
+    assert ut.summary_types(["EntE", "RelE"], 0.0, entire_sentence=True) == ("entire_sentence",)
     # partly factual: the constituents are kept
     assert ut.summary_types(["EntE", "RelE"], 0.5) == ("extrinsic_np", "extrinsic_predicate")
     assert ut.summary_types(["EntE", "OutE"], 0.0) == ("extrinsic_np",)
-    assert ut.summary_types(["extrinsic_entity", "intrinsic_predicate"], 0.0, protocol="bump") == ("entire_sentence",)
+    assert ut.summary_types(["extrinsic_entity", "intrinsic_predicate"], 0.0, protocol="bump", entire_sentence=True) == ("entire_sentence",)
 
 
 def _human_frame() -> pd.DataFrame:
@@ -84,7 +86,8 @@ def _human_frame() -> pd.DataFrame:
 
 def test_type_distribution_counts_by_hand():
     human = _human_frame()
-    unified = ut.unified_frame(human).join(human[["category", "dataset"]])
+    assert not ut.unified_frame(human)["entire_sentence"].any()  # the paper's default
+    unified = ut.unified_frame(human, entire_sentence=True).join(human[["category", "dataset"]])
     assert unified["entire_sentence"].tolist() == [False, False, True, False, False, False, False, False]
     assert unified["typed"].tolist() == [False, True, True, True, False, True, True, True]
     by_category = ut.type_distribution(unified, "category")

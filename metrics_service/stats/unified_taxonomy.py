@@ -22,11 +22,19 @@ BUMP's types carry the intrinsic/extrinsic distinction themselves, so only the c
 * ``coreference``: intrinsic noun phrase, as FRANK's CorefE (a pronoun pointing at the wrong entity);
 * ``other``: intrinsic predicate, as FRANK's OtherE.
 
-**Entire sentence.** A summary is *wrong as a whole* when no judged sentence of it is factual
-(human factuality 0) and its errors hit both a noun phrase and a predicate: no single constituent can be
-blamed. Such a summary is counted under ``entire_sentence`` *instead of* its constituent types. A summary
-labelled inconsistent without any category (a binary benchmark, a yes/no crowd task) is *untyped*: it
-counts as incorrect but enters no type.
+**As the paper does it** (:func:`unified_frame_from_judgements`): from per-annotator judgements, a summary has a
+type when *more than one annotator* marked an error of that type in it. FRANK's sentence annotations have no
+"entire sentence" type (the paper says so), so none is derived from them. AggreFact types FRANK's CNN/DM part
+only (its XSum summaries are typed from XSumFaith): :data:`PAPER_CORPORA` is the default corpus choice where
+the types come from FRANK's release, others are an option.
+
+**Approximation** (:func:`unified_frame`): from FRANK's released *summary-level* category scores alone (no
+per-annotator judgements), a summary has a type when one of its categories scores below 1 (some sentence was
+labelled with it). This counts a category one annotator's majority gave, not "more than one annotator", so the
+report names it an approximation. The platform's earlier "entire sentence" rule (no factual sentence and errors
+on both a noun phrase and a predicate) is an option (``entire_sentence=True``), off by default. A summary
+labelled inconsistent without any category (a binary benchmark, a yes/no crowd task) is *untyped*: it counts as
+incorrect but enters no type.
 
 Pure Python/pandas; no Django.
 """
@@ -57,6 +65,10 @@ LABELS: dict[str, str] = {
     EXTRINSIC_PREDICATE: "Extrinsic predicate",
     ENTIRE_SENTENCE: "Entire sentence",
 }
+#: "a type when more than one annotator marked it"
+MIN_ANNOTATORS = 2
+#: The corpora AggreFact types from FRANK's annotations (its XSum summaries are typed from XSumFaith).
+PAPER_CORPORA: tuple[str, ...] = ("cnndm",)
 NOUN_PHRASE = frozenset({INTRINSIC_NP, EXTRINSIC_NP})
 PREDICATE = frozenset({INTRINSIC_PREDICATE, EXTRINSIC_PREDICATE})
 
@@ -92,41 +104,96 @@ def bump_to_unified(code: str) -> str:
     return BUMP_TO_UNIFIED[bump_taxonomy.normalize(code)]
 
 
-def summary_types(codes: Iterable[str], factuality: float | None, *, protocol: str = "frank") -> tuple[str, ...]:
+def summary_types(
+    codes: Iterable[str], factuality: float | None, *, protocol: str = "frank", entire_sentence: bool = False,
+) -> tuple[str, ...]:
     """The unified types of one summary from the error codes found in it and its human factuality.
 
     ``codes``: FRANK categories (``protocol="frank"``) or BUMP types (``"bump"``) present in the summary.
-    Returns ``()`` for a factual or untyped summary, ``("entire_sentence",)`` for a summary wrong as a whole
-    (factuality 0, errors on both a noun phrase and a predicate), else its constituent types in
-    ``CONSTITUENT_TYPES`` order.
+    Returns ``()`` for a factual or untyped summary, else its constituent types in ``CONSTITUENT_TYPES`` order.
+    With ``entire_sentence`` (the platform's option, not the paper's), a summary wrong as a whole (factuality 0,
+    errors on both a noun phrase and a predicate) is ``("entire_sentence",)`` instead.
+
+    Examples
+    --------
+    >>> summary_types(["EntE", "RelE"], 0.0)
+    ('extrinsic_np', 'extrinsic_predicate')
+    >>> summary_types(["EntE", "RelE"], 0.0, entire_sentence=True)
+    ('entire_sentence',)
     """
     convert = frank_to_unified if protocol == "frank" else bump_to_unified
     found = {convert(code) for code in codes}
     if not found or factuality is None or factuality >= 1:
         return ()
-    if factuality <= 0 and found & NOUN_PHRASE and found & PREDICATE:
+    if entire_sentence and factuality <= 0 and found & NOUN_PHRASE and found & PREDICATE:
         return (ENTIRE_SENTENCE,)
     return tuple(t for t in CONSTITUENT_TYPES if t in found)
 
 
-def unified_frame(summaries: pd.DataFrame, codes: Sequence[str] = FRANK_CODES) -> pd.DataFrame:
-    """Per summary (same index): ``incorrect``, ``typed`` and one boolean column per unified type.
+def annotator_types(judgements: pd.DataFrame, *, min_annotators: int = MIN_ANNOTATORS) -> dict[int, tuple[str, ...]]:
+    """Per summary id, the unified types that at least ``min_annotators`` distinct annotators marked in it.
 
-    ``summaries`` has ``Factuality`` and FRANK's per-category columns (1 - share of sentences with that
-    error; a summary has the category when its column is below 1, a missing column or value meaning none).
+    ``judgements``: one row per (summary sentence, annotator) with ``summary_id``, ``worker_id`` and
+    ``categories`` (FRANK codes). An annotator marks a type in a summary when any of their sentence answers
+    carries a category of that type.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"summary_id": [1, 1, 1, 1], "worker_id": [7, 8, 9, 9], "sentence_index": [0, 0, 0, 1],
+    ...                      "categories": [["EntE"], ["OutE"], ["RelE"], ["RelE"]]})
+    >>> annotator_types(rows)
+    {1: ('extrinsic_np',)}
     """
+    marked: dict[int, dict[str, set]] = {}
+    for summary_id, worker_id, categories in judgements[["summary_id", "worker_id", "categories"]].itertuples(index=False):
+        for code in categories or ():
+            try:
+                unified = frank_to_unified(code)
+            except (KeyError, ValueError):
+                continue
+            marked.setdefault(int(summary_id), {}).setdefault(unified, set()).add(worker_id)
+    out = {}
+    for summary_id, by_type in marked.items():
+        types = tuple(t for t in CONSTITUENT_TYPES if len(by_type.get(t, ())) >= min_annotators)
+        if types:
+            out[summary_id] = types
+    return out
+
+
+def unified_frame_from_judgements(
+    summaries: pd.DataFrame, judgements: pd.DataFrame, *, min_annotators: int = MIN_ANNOTATORS,
+) -> pd.DataFrame:
+    """As :func:`unified_frame`, with the types AggreFact's way: those more than one annotator marked
+    (:func:`annotator_types`); never "entire sentence". ``incorrect`` is the human factuality below 1."""
+    types = annotator_types(judgements, min_annotators=min_annotators)
     factuality = summaries["Factuality"].astype(float)
-    present = {c: (summaries[c].astype(float).fillna(1.0) < 1) if c in summaries else pd.Series(False, index=summaries.index) for c in codes}
-    rows = []
-    for position, index in enumerate(summaries.index):
-        found = [c for c in codes if bool(present[c].iloc[position])]
-        rows.append(summary_types(found, clean_float(factuality.iloc[position])))
-    out = pd.DataFrame(index=summaries.index)
+    rows = [types.get(int(i), ()) if f < 1 else () for i, f in zip(summaries.index, factuality, strict=True)]
+    return _typed_frame(summaries.index, factuality, rows)
+
+
+def _typed_frame(index: pd.Index, factuality: pd.Series, rows: list[tuple[str, ...]]) -> pd.DataFrame:
+    out = pd.DataFrame(index=index)
     out["incorrect"] = (factuality < 1).to_numpy()
     out["typed"] = [bool(r) for r in rows]
     for t in UNIFIED_TYPES:
         out[t] = [t in r for r in rows]
     return out
+
+
+def unified_frame(summaries: pd.DataFrame, codes: Sequence[str] = FRANK_CODES, *, entire_sentence: bool = False) -> pd.DataFrame:
+    """Per summary (same index): ``incorrect``, ``typed`` and one boolean column per unified type.
+
+    The approximation from summary-level scores (see the module doc): ``summaries`` has ``Factuality`` and
+    FRANK's per-category columns (1 - share of sentences with that error; a summary has the category when its
+    column is below 1, a missing column or value meaning none).
+    """
+    factuality = summaries["Factuality"].astype(float)
+    present = {c: (summaries[c].astype(float).fillna(1.0) < 1) if c in summaries else pd.Series(False, index=summaries.index) for c in codes}
+    rows = []
+    for position in range(len(summaries.index)):
+        found = [c for c in codes if bool(present[c].iloc[position])]
+        rows.append(summary_types(found, clean_float(factuality.iloc[position]), entire_sentence=entire_sentence))
+    return _typed_frame(summaries.index, factuality, rows)
 
 
 def type_distribution(frame: pd.DataFrame, by: str) -> dict[str, dict] | None:
@@ -151,14 +218,16 @@ def type_distribution(frame: pd.DataFrame, by: str) -> dict[str, dict] | None:
 
 
 def recall_by_type(
-    frame: pd.DataFrame, metrics: Sequence[str], thresholds: Mapping[str, Mapping[str, float | None]]
+    frame: pd.DataFrame, metrics: Sequence[str], thresholds: Mapping[str, Mapping[str, float | None]],
+    *, strict: Mapping[str, bool] | None = None,
 ) -> dict[str, dict[str, dict[str, dict]]] | None:
     """Recall of each detector per unified error type at its tuned threshold (AggreFact Table 5).
 
     ``frame``: one row per summary with ``dataset``, ``split``, the :func:`unified_frame` columns and one
     column per metric (higher = more faithful); ``thresholds[metric][dataset]`` the threshold tuned on that
-    dataset's validation split. A summary is *detected* when its score is below the threshold (predicted
-    inconsistent). Recall of a type = detected share of the test summaries with that type. Returns
+    dataset's validation split. A summary is *detected* when it is predicted inconsistent: its score is below
+    the threshold, or at most the threshold for metrics whose ``strict[metric]`` is true (AggreFact's rule
+    "consistent when strictly above"). Recall of a type = detected share of the test summaries with that type. Returns
     ``{metric: {dataset: {TYPE: {"recall", "n"}}}}``; ``None`` without test summaries.
     """
     test = frame[frame["split"] == "test"]
@@ -172,7 +241,8 @@ def recall_by_type(
             scored = sub[sub[metric].notna()]
             if threshold is None or scored.empty:
                 continue
-            detected = scored[metric].to_numpy(dtype=float) < threshold
+            values = scored[metric].to_numpy(dtype=float)
+            detected = values <= threshold if (strict or {}).get(metric) else values < threshold
             cells = {}
             for t in UNIFIED_TYPES:
                 mask = scored[t].to_numpy(dtype=bool)

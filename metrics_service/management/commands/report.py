@@ -290,7 +290,10 @@ class Command(BaseCommand):
             for key in ("by_system_category", "by_dataset"):
                 for value, entry in (section.get(key) or {}).items():
                     rows.append([value, entry["n_typed"], *[entry[t] for t in section["types"]]])
+            corpora = section.get("corpora", "all")
             out += ["", *wrap("Unified error types (AggreFact): share of typed incorrect summaries, per system category and dataset"),
+                    *wrap(f"Types from {section.get('rule', 'the judgements')}; corpora: "
+                          f"{corpora if isinstance(corpora, str) else ', '.join(corpora)}."),
                     table(["group", "typed", *[short[t] for t in section["types"]]], rows)]
         recall = report.get("detector_recall")
         if recall:
