@@ -167,6 +167,9 @@ def test_the_page_gets_the_reason_an_edit_is_refused_and_nothing_is_stored(clien
     worker = make_worker()
     qualify(worker, task1)
     client.force_login(worker.user)
+    # The page tells the worker the rules their pay follows.
+    page = " ".join(client.get(f"/c/{task1.slug}/bump/task/").content.decode().split())
+    assert "once 5 of your edits await review" in page and "N/A to more than 30% of items" in page and "more than 30% of your edits rejected" in page
     assignment = _claim(client, task1)
     response = _submit(client, task1, assignment, seconds=90, edited=edited)
     assert response.status_code == 400 and reason in response.json()["detail"] and response.json()["fields"]["edited"]
