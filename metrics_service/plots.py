@@ -173,7 +173,7 @@ def dashboard_tables(report: dict) -> dict:
         for stat, test in (tests or {}).items():
             if test:
                 significance.append({"row": row, "n": (report.get("meta_evaluation_counts") or {}).get(row), "statistic": stat,
-                                     "best": test["best"], "second": test["second"], "p": _p(test["p_value"]),
+                                     "best": test["best"], "second": test["second"], "p": test.get("p_value_text") or _p(test["p_value"]),
                                      "significant": test["p_value"] is not None and test["p_value"] < 0.05})
     metrics = []
     for name, info in (report.get("metrics") or {}).items():

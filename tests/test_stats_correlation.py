@@ -23,10 +23,23 @@ def test_partial_pearson_matches_first_order_formula_and_ols_t_test():
     rxy, rxz, ryz = r[0, 1], r[0, 2], r[1, 2]
     expected = (rxy - rxz * ryz) / np.sqrt((1 - rxz**2) * (1 - ryz**2))
     assert result["pearson"] == pytest.approx(expected)
-    # The t test of human's coefficient in metric ~ human + z is the partial correlation's test (df n - 3).
+    # The t test of human's coefficient in metric ~ human + z is the partial-correlation convention (df n - 3) ...
     fit = sm.OLS(metric, sm.add_constant(np.column_stack([human, z]))).fit()
-    assert result["pearson_p"] == pytest.approx(fit.pvalues[1], rel=1e-6)
-    assert result["partial"] is True and result["n"] == len(human)
+    assert correlation(human, metric, z.tolist(), dof="partial")["pearson_p"] == pytest.approx(fit.pvalues[1], rel=1e-6)
+    assert result["partial"] is True and result["n"] == len(human) and result["dof"] == "frank"
+
+
+def test_partial_p_values_by_default_are_franks_scipy_on_the_residuals():
+    # FRANK's script: scipy's pearsonr and spearmanr of the group-demeaned values (n - 2 degrees of freedom).
+    human, metric, z = data()
+    result = correlation(human, metric, z.tolist(), partial=True)
+    residual = lambda v: v - np.array([v[z == g].mean() for g in z])
+    assert result["pearson_p"] == pytest.approx(stats.pearsonr(residual(human), residual(metric)).pvalue, rel=1e-9)
+    assert result["spearman_p"] == pytest.approx(stats.spearmanr(residual(human), residual(metric)).pvalue, rel=1e-9)
+    other = correlation(human, metric, z.tolist(), partial=True, dof="partial")
+    assert other["spearman_p"] != pytest.approx(result["spearman_p"], rel=1e-9)
+    with pytest.raises(ValueError, match="dof: 'n' is not one of frank, partial"):
+        correlation(human, metric, z.tolist(), dof="n")
 
 
 def test_plain_correlation_equals_scipy_and_skips_missing():
@@ -71,3 +84,16 @@ def test_williams_matrix_prefers_the_better_metric():
     })
     matrix = williams_matrix(frame, "Factuality", ["good", "bad"], partial=False)
     assert matrix["good"]["bad"] < 0.001 and matrix["bad"]["good"] > 0.999
+
+
+def test_a_bootstrap_p_value_no_resample_reaches_reads_below_its_resolution():
+    import pandas as pd
+
+    from metrics_service.stats.minimal_pairs import pair_statistics
+
+    # metric "a" always ranks the reference above its edit, "b" never: no bootstrap resample crosses zero
+    pairs = pd.DataFrame({"reference_id": range(1, 41), "edited_id": range(101, 141), "error_type": "extrinsic_entity"})
+    scores = pd.DataFrame({"a": [1.0] * 40 + [0.0] * 40, "b": [0.0] * 40 + [1.0] * 40}, index=list(range(1, 41)) + list(range(101, 141)))
+    result = pair_statistics(pairs, scores, ["a", "b"], n_resamples=2000)
+    test = result["significance"]["all"]["roc_auc"]
+    assert test["p_value_bound"] == "below" and test["p_value_text"] == "< 1/200" and test["p_value"] == pytest.approx(1 / 200)

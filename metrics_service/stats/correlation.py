@@ -16,9 +16,12 @@ That regression's fitted values are the group means, so the residuals are comput
   - ``"ranks"``: the values are ranked first, the ranks are demeaned per group, and Pearson of those
     residuals is taken (the classical partial rank correlation).
 
-p-values of partial correlations use a t statistic with ``n - 2 - (k - 1)`` degrees of freedom for
-``k`` confounder levels (the residuals lost ``k - 1`` further degrees of freedom; FRANK's script uses
-``n - 2``, which changes p-values only in their third significant digit at FRANK's size).
+p-values of partial correlations, Pearson and Spearman alike, use by default FRANK's convention: the t
+statistic of the residuals' correlation with ``n - 2`` degrees of freedom, as FRANK's released script gets from
+scipy's ``pearsonr`` and ``spearmanr`` of the residuals (``dof="frank"``). The partial-correlation convention,
+``n - 2 - (k - 1)`` for ``k`` confounder levels (the residuals lost ``k - 1`` further degrees of freedom; the
+ordinary least-squares t test of the human coefficient), is the named option ``dof="partial"``. At FRANK's size
+the two differ only in the third significant digit.
 
 Confidence intervals (95%):
 
@@ -57,6 +60,7 @@ from .resampling import (
 TOLERANCE = 1e-10
 RESIDUAL_DIGITS = 12
 SPEARMAN_DEFINITIONS = ("residuals", "ranks")
+DOF_CONVENTIONS = ("frank", "partial")
 EMPTY = {"pearson": None, "pearson_p": None, "spearman": None, "spearman_p": None}
 Z_95 = 1.959963984540054
 
@@ -135,6 +139,7 @@ def correlation(
     kendall: bool = False,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
+    dof: str = "frank",
 ) -> dict:
     """Pearson and Spearman correlation (with two-sided p-values) of ``metric`` with ``human``.
 
@@ -145,10 +150,13 @@ def correlation(
     (``None`` values when fewer than 3 rows or a constant variable); with ``intervals`` also
     ``"pearson_ci"``, ``"spearman_ci"`` (Fisher z) and ``"pearson_ci_bootstrap"``,
     ``"spearman_ci_bootstrap"`` (percentile bootstrap), each ``[low, high]`` or ``None``; with ``kendall``
-    also ``"kendall"`` and ``"kendall_p"`` (tau-b, of the residuals when partial).
+    also ``"kendall"`` and ``"kendall_p"`` (tau-b, of the residuals when partial). ``dof`` chooses the degrees of
+    freedom of partial p-values (``"frank"``: ``n - 2``; ``"partial"``: ``n - 2 - (k - 1)``; see the module doc).
     """
     if spearman not in SPEARMAN_DEFINITIONS:
         raise ValueError(f"unknown Spearman definition {spearman!r}; expected one of {', '.join(SPEARMAN_DEFINITIONS)}")
+    if dof not in DOF_CONVENTIONS:
+        raise ValueError(f"dof: {dof!r} is not one of {', '.join(DOF_CONVENTIONS)}")
     x = np.asarray(human, dtype=float)
     y = np.asarray(metric, dtype=float)
     keep = np.isfinite(x) & np.isfinite(y)
@@ -156,7 +164,8 @@ def correlation(
     labels = None if groups is None or not partial else np.asarray(list(groups), dtype=object)[keep]
     n = len(x)
     is_partial = bool(partial and labels is not None)
-    out = {**EMPTY, "n": n, "partial": is_partial, "spearman_definition": spearman if is_partial else None}
+    out = {**EMPTY, "n": n, "partial": is_partial, "spearman_definition": spearman if is_partial else None,
+           "dof": dof if is_partial else None}
     if intervals:
         out.update(pearson_ci=None, spearman_ci=None, pearson_ci_bootstrap=None, spearman_ci_bootstrap=None)
     if kendall:
@@ -176,7 +185,7 @@ def correlation(
     else:
         codes = group_codes(labels)
         controlled = int(codes.max()) if n else 0
-        df = n - 2 - controlled
+        df = n - 2 if dof == "frank" else n - 2 - controlled
         # Rounded so that residuals equal in exact arithmetic (e.g. 1.0 - 0.8 and 0.8 - 0.6 in two groups) tie
         # in the ranks, instead of float noise deciding their order.
         residuals = demean(np.column_stack([x, y]), codes).round(RESIDUAL_DIGITS)

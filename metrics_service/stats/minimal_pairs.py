@@ -147,9 +147,15 @@ def _significance(pairs: pd.DataFrame, scores: pd.DataFrame, ranking: dict[str, 
         p = paired_permutation_test((ref_a[keep] > edit_a[keep]).astype(float), (ref_b[keep] > edit_b[keep]).astype(float), n_resamples=n_resamples)
         method = f"paired sign-flip permutation test, {n_resamples} resamples"
     else:
-        p = paired_bootstrap_auc(ref_a[keep], edit_a[keep], ref_b[keep], edit_b[keep], n_resamples=max(200, n_resamples // 10))
-        method = f"paired bootstrap of pairs, {max(200, n_resamples // 10)} resamples"
-    return {"best": best, "second": second, "p_value": clean_float(p), "n_pairs": int(keep.sum()), "method": method}
+        resamples = max(200, n_resamples // 10)
+        p = paired_bootstrap_auc(ref_a[keep], edit_a[keep], ref_b[keep], edit_b[keep], n_resamples=resamples)
+        method = f"paired bootstrap of pairs, {resamples} resamples"
+        if p == 0:
+            # No resample crossed zero: all the bootstrap can say is that p is below its resolution 1/B.
+            return {"best": best, "second": second, "p_value": clean_float(1 / resamples), "p_value_bound": "below",
+                    "p_value_text": f"< 1/{resamples}", "n_pairs": int(keep.sum()), "method": method}
+    return {"best": best, "second": second, "p_value": clean_float(p), "p_value_bound": None, "p_value_text": f"{p:.1e}",
+            "n_pairs": int(keep.sum()), "method": method}
 
 
 def pair_statistics(

@@ -250,7 +250,7 @@ class Command(BaseCommand):
             for stat in ("consistency", "roc_auc"):
                 best = (significance.get(name) or {}).get(stat)
                 if best:
-                    sig_rows.append([name, stat, f"{best['best']} > {best['second']}", _p(best["p_value"]), best["n_pairs"]])
+                    sig_rows.append([name, stat, f"{best['best']} > {best['second']}", best.get("p_value_text") or _p(best["p_value"]), best["n_pairs"]])
         if sig_rows:
             out += ["", "Best vs second metric per row (consistency: paired permutation; roc_auc: paired bootstrap)",
                     table(["row", "statistic", "best > second", "p", "pairs"], sig_rows)]
