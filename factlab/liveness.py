@@ -177,8 +177,12 @@ def _running(pid: int) -> bool:
     return pid > 0
 
 
-def problems(name: str | None = None) -> list[str]:
-    """Why the worker ``name`` (or any worker with a state file here) is not alive; empty when all are."""
+def problems(name: str | None = None, *, kill_frozen: bool = False) -> list[str]:
+    """Why the worker ``name`` (or any worker with a state file here) is not alive; empty when all are.
+
+    ``kill_frozen``: SIGKILL a worker whose process runs but gives no sign of life (frozen: it cannot stop
+    itself as a stuck one does), so that its supervisor starts a fresh one.
+    """
     directory = Path(settings.FACTLAB_WORKER_STATE_DIR)
     paths = [state_path(name)] if name else sorted(directory.glob("*.json"))
     if not paths:
@@ -196,5 +200,8 @@ def problems(name: str | None = None) -> list[str]:
         elif not _running(int(state.get("pid", 0))):
             found.append(f"{path.stem}: process {state.get('pid')} is gone")
         elif age > stale_after():
-            found.append(f"{path.stem}: no sign of life for {age:.0f} s (process {state.get('pid')} gone or frozen)")
+            found.append(f"{path.stem}: no sign of life for {age:.0f} s: process {state['pid']} frozen")
+            if kill_frozen:
+                os.kill(int(state["pid"]), signal.SIGKILL)
+                found[-1] += ", killed"
     return found

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -56,10 +57,10 @@ def liveness_env(state_dir) -> dict[str, str]:
             "FACTLAB_WORKER_STATE_DIR": str(state_dir)}
 
 
-def worker_alive(state_dir, name: str | None = None) -> subprocess.CompletedProcess:
+def worker_alive(state_dir, name: str | None = None, *options: str) -> subprocess.CompletedProcess:
     """``manage.py worker_alive``, as a container's health check runs it."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}, **liveness_env(state_dir)}
-    return subprocess.run([sys.executable, "manage.py", "worker_alive", *(["--name", name] if name else [])],
+    return subprocess.run([sys.executable, "manage.py", "worker_alive", *(["--name", name] if name else []), *options],
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -126,8 +127,14 @@ def test_a_worker_that_stops_taking_messages_fails_its_check_and_exits_for_its_s
         with CeleryWorker(broker_url=url, queues=("cpu",), env=liveness_env(tmp_path)) as fresh:
             wait_for(lambda: done(fresh, waiting), timeout=60, what="the fresh worker to take the message", workers=[fresh])
             assert worker_alive(tmp_path, node_name(fresh)).returncode == 0
-    # A worker that is gone fails its check too.
-    assert "is gone" in worker_alive(tmp_path, node_name(fresh)).stderr
+            # A frozen worker cannot stop itself: the check, told to, kills it for its supervisor to restart.
+            fresh.process.send_signal(signal.SIGSTOP)
+            time.sleep(3 * STUCK_SECONDS / 4 + 10 + 1)  # its last sign of life is stale (factlab.liveness.stale_after)
+            check = worker_alive(tmp_path, node_name(fresh), "--kill-frozen")
+            assert check.returncode == 1 and "frozen, killed" in check.stderr
+            assert fresh.process.wait(timeout=10) == -signal.SIGKILL
+        # A worker that is gone fails its check too.
+        assert "is gone" in worker_alive(tmp_path, node_name(fresh)).stderr
 
 
 @pytest.mark.celery_worker

@@ -13,9 +13,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--name", help="the worker's node name (celery -n), e.g. celery@host; default: every worker here")
+        parser.add_argument("--kill-frozen", action="store_true",
+                            help="SIGKILL a worker process that gives no sign of life, so that its supervisor restarts it")
 
-    def handle(self, *args, name=None, **options):
-        found = problems(name)
+    def handle(self, *args, name=None, kill_frozen=False, **options):
+        found = problems(name, kill_frozen=kill_frozen)
         if found:
             raise CommandError("; ".join(found))
         self.stdout.write("alive")
