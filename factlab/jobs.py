@@ -9,12 +9,15 @@
 * :func:`running_lock` holds a PostgreSQL session advisory lock while a job runs. The database drops it
   when the worker's connection dies, so :func:`is_running` tells a live run from one whose worker was
   killed, within seconds and whatever the broker's visibility timeout (a file lock without PostgreSQL).
+* :func:`cancel_checkpoint` lets a long job stop within about a second of being cancelled: it is called
+  between small steps (a document, a slice of summaries) and asks the database at most once a second.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
 import logging
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -27,6 +30,28 @@ IMPORT_JOB_LOCK = 1601
 SCORING_CHUNK_LOCK = 1602
 PAGE_PREPARATION_LOCK = 1603
 LABEL_REFIT_LOCK = 1604
+
+
+class JobCancelled(Exception):
+    """Raised by a :func:`cancel_checkpoint` once the job it watches was cancelled."""
+
+
+def cancel_checkpoint(cancelled: Callable[[], bool], *, every: float = 1.0) -> Callable[[], None]:
+    """A function to call between the small steps of a long job; it raises :class:`JobCancelled` once
+    ``cancelled()`` is true. ``cancelled`` (a query) runs at most once per ``every`` seconds, so the job can
+    call the checkpoint after every document and still stop within about ``every`` seconds of a cancel."""
+    last = -every
+
+    def checkpoint() -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last < every:
+            return
+        last = now
+        if cancelled():
+            raise JobCancelled()
+
+    return checkpoint
 
 
 class BrokerUnavailable(Exception):

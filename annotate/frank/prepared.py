@@ -101,18 +101,21 @@ def _ensure_traps(document: Document, summaries: list[Summary], bump_edits: Sequ
     add_bump_edit_traps(document, bump_edits)
 
 
-def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = True) -> int:
+def prepare_documents(
+    documents: Sequence[Document], *, entity_pools: bool = True, checkpoint: Callable[[], None] | None = None,
+) -> int:
     """Prepare and store the pages of ``documents`` (one campaign); returns how many were stored.
 
     ``entity_pools``: compute the missing entity pools of the whole list in one spaCy pass first (a single
-    document's pool is computed by :func:`~annotate.frank.entities.entity_pool` otherwise).
+    document's pool is computed by :func:`~annotate.frank.entities.entity_pool` otherwise). ``checkpoint``
+    is called between documents; when it raises, no page of ``documents`` is stored.
     """
     from annotate.frank.traps import bump_edit_trap_candidates
 
     if not documents:
         return 0
     if entity_pools and len(documents) > 1:
-        prepare_entity_pools(documents)
+        prepare_entity_pools(documents, checkpoint=checkpoint)
     ids = [d.pk for d in documents]
     by_document: dict[int, list[Summary]] = {pk: [] for pk in ids}
     for summary in Summary.objects.filter(document_id__in=ids).order_by("id"):
@@ -121,6 +124,8 @@ def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = Tru
     rows = []
     with transaction.atomic():
         for document in documents:
+            if checkpoint:
+                checkpoint()
             entity_pool(document)  # stored already after prepare_entity_pools; computed alone otherwise
             _ensure_traps(document, by_document[document.pk], bump_edits.get(document.pk, ()))
             summaries = [(s.pk, summary_sentences(s)) for s in task_summaries(by_document[document.pk])]
@@ -136,8 +141,14 @@ def prepare_documents(documents: Sequence[Document], *, entity_pools: bool = Tru
     return len(rows)
 
 
-def prepare_campaign(campaign: Campaign, *, only_missing: bool = True, progress: Callable[[int, int], None] | None = None) -> int:
-    """Prepare the pages of a campaign's documents (those without a current page when ``only_missing``)."""
+def prepare_campaign(
+    campaign: Campaign, *, only_missing: bool = True, progress: Callable[[int, int], None] | None = None,
+    checkpoint: Callable[[], None] | None = None,
+) -> int:
+    """Prepare the pages of a campaign's documents (those without a current page when ``only_missing``).
+
+    ``progress(done, total)`` after each batch of ``CHUNK`` documents; ``checkpoint()`` between documents (it
+    raises to stop: the batch under way is not stored, earlier batches are)."""
     documents = Document.objects.filter(campaign=campaign).order_by("id")
     if only_missing:
         documents = documents.exclude(prepared_page__version=VERSION)
@@ -145,7 +156,7 @@ def prepare_campaign(campaign: Campaign, *, only_missing: bool = True, progress:
     done = 0
     for start in range(0, len(ids), CHUNK):
         chunk = list(Document.objects.filter(pk__in=ids[start:start + CHUNK]).order_by("id"))
-        done += prepare_documents(chunk)
+        done += prepare_documents(chunk, checkpoint=checkpoint)
         if progress:
             progress(done, len(ids))
     logger.info("prepared %d FRANK pages of campaign %s", done, campaign.slug)

@@ -332,14 +332,14 @@ class FrankProtocol(Protocol):
 
         return [Table("summaries", iter_summary_records(campaign, export_filters), "FRANK's human_annotations.json: one row per summary")]
 
-    def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None) -> int:
+    def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None, checkpoint=None) -> int:
         from annotate.frank.prepared import prepare_campaign
 
-        return prepare_campaign(campaign, only_missing=only_missing, progress=progress)
+        return prepare_campaign(campaign, only_missing=only_missing, progress=progress, checkpoint=checkpoint)
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         campaign = assignment.item.campaign
-        layout = build_layout(assignment.item.document, campaign.trap_rate, random.Random())
+        layout = build_layout(assignment.item.document, campaign.trap_rate, random.Random(), item_placement(assignment.item.pk))
         if not campaign.entity_check_enabled:
             layout["entity"] = None
         assignment.layout = layout

@@ -112,10 +112,11 @@ class Protocol(ABC):
 
     # ------------------------------------------------------------------ pages and preparation
 
-    def prepare_campaign(self, campaign: Campaign, *, only_missing: bool = True, progress=None) -> int:
+    def prepare_campaign(self, campaign: Campaign, *, only_missing: bool = True, progress=None, checkpoint=None) -> int:
         """Compute once, after an import, what task pages need from the campaign's documents (a background
         job: ``annotate.prepare_campaign_pages``); returns how many documents were prepared. ``only_missing``:
-        skip documents already prepared by the current code; ``progress(done, total)`` is called as it goes."""
+        skip documents already prepared by the current code; ``progress(done, total)`` is called as it goes;
+        ``checkpoint()`` (cheap) is called between documents and raises to stop the run (a cancel)."""
         return 0
 
     def prepare_assignment(self, assignment: Assignment) -> None:

@@ -17,6 +17,8 @@ from annotate.models import Campaign, ImportStatus, PagePreparation
 from annotate.services.job_state import JobStateError, lost_pending
 from factlab.jobs import (
     PAGE_PREPARATION_LOCK,
+    JobCancelled,
+    cancel_checkpoint,
     is_running,
     require_broker,
     running_lock,
@@ -27,10 +29,6 @@ from factlab.jobs import (
 logger = logging.getLogger(__name__)
 OPEN = (ImportStatus.PENDING, ImportStatus.RUNNING)
 MAX_ATTEMPTS = 3
-
-
-class PreparationCancelled(Exception):
-    """Raised between document batches once an admin cancelled the running preparation."""
 
 
 def queue_page_preparation(campaign: Campaign) -> PagePreparation:
@@ -73,12 +71,14 @@ def execute_page_preparation(campaign_id: int, run_id: int | None = None) -> int
 
         def progress(done: int, total: int) -> None:
             PagePreparation.objects.filter(pk=run.pk).update(done=done, total=total)
-            if PagePreparation.objects.filter(pk=run.pk, status=ImportStatus.CANCELLED).exists():
-                raise PreparationCancelled()
 
+        # Asked between documents (at most once a second): a cancel stops the run within about a second, and
+        # the documents of the unfinished batch are not stored.
+        checkpoint = cancel_checkpoint(lambda: PagePreparation.objects.filter(pk=run.pk, status=ImportStatus.CANCELLED).exists())
         try:
-            prepared = protocol.prepare_campaign(campaign, progress=progress)
-        except PreparationCancelled:
+            prepared = protocol.prepare_campaign(campaign, progress=progress, checkpoint=checkpoint)
+        except JobCancelled:
+            logger.info("page preparation %s stopped: cancelled", run.pk)
             return 0
         except Exception as exc:
             logger.exception("page preparation %s failed", run.pk)
@@ -108,7 +108,7 @@ def heal_page_preparations(grace: timedelta, pending_after: timedelta | None = N
 
 
 def cancel_page_preparation(run: PagePreparation) -> PagePreparation:
-    """Stop a pending or running preparation (a running one stops after its current batch of documents).
+    """Stop a pending or running preparation (a running one within about a second: its worker asks between documents).
 
     Claims still prepare a missing page on demand, so cancelling never breaks the task pages.
     """
