@@ -20,7 +20,9 @@ PASSWORD = "pw-factlab-1"
 
 def test_review_page_enter_undo_and_position(browser_page, live_server, screenshot):
     page = browser_page
-    campaign = create_bump_campaign("bump-rv", "BUMP review page (test)", CampaignKind.BUMP_TAXONOMY, status="running")
+    # The edits are submitted at once: without the speed rule, or the editor would be held at the third.
+    campaign = create_bump_campaign("bump-rv", "BUMP review page (test)", CampaignKind.BUMP_TAXONOMY, status="running",
+                                    min_seconds_per_sentence=0.0)
     make_bump_document(campaign)
     editor = make_worker("bump-rv-editor")
     qualify(editor, campaign)

@@ -97,6 +97,17 @@ def test_an_na_bot_is_held_within_ten_items_with_the_reason_on_record_and_earns_
     assert worker_total(bot, task1) == owed and Assignment.objects.filter(worker=bot).count() == submitted
 
 
+def test_without_the_speed_and_na_rules_the_same_bot_takes_every_item_and_is_paid_for_each(client, task1):
+    """The baseline the rules above are measured against: the campaign as it was (no speed rule, any share of N/A)."""
+    task1.min_seconds_per_sentence, task1.max_not_applicable_share = 0.0, 1.0
+    task1.save(update_fields=["min_seconds_per_sentence", "max_not_applicable_share"])
+    bot = make_worker("na-bot-unchecked")
+    qualify(bot, task1)
+    client.force_login(bot.user)
+    assert _run_bot(client, task1, seconds=0.0) == 28
+    assert worker_total(bot, task1) == PAY * 28 and not Participation.objects.get(worker=bot).pay_held
+
+
 def test_an_honest_editor_is_paid_and_pay_before_review_is_capped(client, task1, django_user_model):
     worker = make_worker("honest")
     qualify(worker, task1)

@@ -87,8 +87,8 @@ def pay_deferral(participation: Participation, assignment: Assignment) -> str | 
     """Why this edit's pay per item waits for its review: the worker has been paid for
     ``unreviewed_paid_edits`` edits that still await review. N/A answers are paid (their share is limited)."""
     edit = Edit.objects.filter(assignment=assignment).first()
-    if edit is None or edit.is_not_applicable:
-        return None
+    if edit is None or edit.is_not_applicable or participation.campaign.pay_per_item <= 0:
+        return None  # nothing to wait for
     if BonusEntry.objects.filter(key=f"pay:{assignment.pk}").exists():
         return None  # paid at submission already (a recomputation)
     if PayDecision.objects.filter(key=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}").exists():
