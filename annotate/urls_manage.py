@@ -17,6 +17,7 @@ urlpatterns = [
     path("manage/<slug:slug>/control/gold/derive/", control.derive_gold, name="manage-gold-derive"),
     path("manage/<slug:slug>/control/gold/visibility/", control.gold_visibility, name="manage-gold-visibility"),
     path("manage/<slug:slug>/control/public-label-bonus/", control.public_label_bonus, name="manage-public-label-bonus"),
+    path("manage/<slug:slug>/control/shipped-qualification/", control.shipped_qualification, name="manage-shipped-qualification"),
     path("manage/<slug:slug>/control/gold/<int:label_id>/remove/", control.remove_gold, name="manage-gold-remove"),
     path("manage/<slug:slug>/control/release/<int:participation_id>/", control.release_pay, name="manage-release-pay"),
     path("manage/<slug:slug>/action/", manage.campaign_action, name="manage-action"),

@@ -252,11 +252,127 @@ def report(protocol: Protocol, *, attempts: int, per_identity: int, per_address:
     return {"bits": bits, "rows": rows, "passes": passes}
 
 
+# ---------------------------------------------------------------- solvers with knowledge of the task (rule scripts)
+
+RULE_WORD = __import__("re").compile(r"[a-z0-9]+")
+RULE_OVERLAP = 0.7  # "No" when a sentence shares under 70% of its words with its closest article sentence
+PRONOUNS = {"he", "she", "they", "it", "its", "his", "her", "their", "them", "him"}
+LINKS = {"because", "so", "therefore", "since", "after", "thus", "due"}
+
+
+def rule_answer(sentence: str, article: Sequence[str]) -> dict:
+    """The five-line rule of the attack, with category guesses a script can make from the words (two at most):
+    a pronoun first -> CorefE, a causal word -> LinkE, every word in the article yet no close sentence ->
+    GramE (a scramble), capitalised or numeric words absent from the article -> EntE / CircE, else OutE."""
+    words = RULE_WORD.findall(sentence.lower())
+    if not words:
+        return {"factual": True, "categories": []}
+    overlap = max((sum(w in set(RULE_WORD.findall(a.lower())) for w in words) / len(words) for a in article), default=0.0)
+    if overlap >= RULE_OVERLAP:
+        return {"factual": True, "categories": []}
+    vocabulary = {w for a in article for w in RULE_WORD.findall(a.lower())}
+    raw = sentence.split()
+    guesses = []
+    if words[0] in PRONOUNS:
+        guesses.append("CorefE")
+    if LINKS & set(words):
+        guesses.append("LinkE")
+    if all(w in vocabulary for w in words):
+        guesses.append("GramE")
+    new = [t for t in raw if RULE_WORD.findall(t.lower()) and not all(w in vocabulary for w in RULE_WORD.findall(t.lower()))]
+    if any(t[:1].isupper() for t in new[1:] if t):
+        guesses.append("EntE")
+    if any(any(ch.isdigit() for ch in t) for t in new):
+        guesses.append("CircE")
+    guesses += ["OutE", "RelE"]
+    return {"factual": False, "categories": list(dict.fromkeys(guesses))[:2]}
+
+
+def rule_pass_rate(draw_exercise: Callable[[int], object], identities: int, pass_score: float) -> tuple[int, float]:
+    """Identities (fresh worker ids, one attempt each) the rule script passes, through the real scoring code;
+    and its mean score."""
+    from annotate.frank.protocol import score_qualification
+
+    passes, total = 0, 0.0
+    for worker in range(identities):
+        exercise = draw_exercise(worker)
+        answers = {"summaries": [[rule_answer(k.text, exercise.article) for k in summary] for summary in exercise.summaries]}
+        score, _ = score_qualification(answers, exercise)
+        passes += score >= pass_score
+        total += score
+    return passes, total / max(identities, 1)
+
+
+def frank_gold_documents(frank_dir: Path) -> list:
+    """FRANK's documents as a campaign holding its data would draw them (annotate.frank.qualification:
+    campaign_gold_documents): every summary rated Factuality 1.0 (factual sentences) or 0.0 (erroneous)."""
+    import json
+
+    from annotate.frank import content
+
+    by_hash: dict[str, list] = {}
+    for record in json.loads((frank_dir / "human_annotations.json").read_text(encoding="utf-8")):
+        factuality = float(record["Factuality"])
+        if factuality in (0.0, 1.0):
+            by_hash.setdefault(record["hash"], []).append((record["model_name"], factuality == 1.0))
+    documents = []
+    for article_hash, rated in sorted(by_hash.items()):
+        article = json.loads((frank_dir / "articles" / f"{article_hash}.json").read_text(encoding="utf-8"))
+        lines_of = {k[: -len("_lines")].lower(): v for k, v in article.items() if k.endswith("_lines")}
+        summaries = []
+        for model, factual in rated:
+            lines = [line.strip() for line in lines_of.get(model.lower(), []) if line.strip()]
+            if lines:
+                summaries.append(tuple(content.KeySentence(line, None if factual else "", "") for line in lines))
+        if summaries:
+            documents.append(content.GoldDocument(tuple(article["article_lines"]), tuple(summaries)))
+    return documents
+
+
+def rule_solvers(frank_dir: Path, identities: int) -> None:
+    """What a rule script (and a script holding the source's keys) passes: the shipped FRANK pool, and the
+    qualification a campaign of FRANK's data draws from its own gold."""
+    from annotate.frank import content
+    from annotate.models import Campaign
+
+    pass_score = Campaign._meta.get_field("qualification_pass_score").default
+    print(f"\nrule scripts ({identities} identities each, one attempt, pass score {pass_score:.2f}; word-overlap rule: 'No' under "
+          f"{RULE_OVERLAP:.0%} of a sentence's words in its closest article sentence, categories guessed from the words)")
+    secret = secrets.token_hex(8)
+    passes, mean = rule_pass_rate(lambda w: content.qualification_for(secret, 1, w, 0), identities, pass_score)
+    print(f"  FRANK shipped pool: rule script passes {passes} of {identities} (mean score {mean:.3f}); "
+          f"a script holding the source's keys passes {identities} of {identities} (the keys ship in annotate/frank/content.py)")
+    if not (frank_dir / "human_annotations.json").exists():
+        print(f"  FRANK campaign gold: FRANK data not found at {frank_dir}")
+        return
+    documents = frank_gold_documents(frank_dir)
+    eligible = [d for d in documents if content.gold_qualification_for([d], secret, 1, 0, 0) is not None]
+    passes, mean = rule_pass_rate(lambda w: content.gold_qualification_for(documents, secret, 1, w, 0), identities, pass_score)
+    print(f"  FRANK campaign gold ({len(eligible)} of {len(documents)} documents make a test): rule script passes {passes} of "
+          f"{identities} (mean score {mean:.3f}); the source's keys name none of these sentences, and "
+          f"'Yes' everywhere passes {rule_pass_rate_yes(documents, secret, identities, pass_score)} of {identities}")
+
+
+def rule_pass_rate_yes(documents: list, secret: str, identities: int, pass_score: float) -> int:
+    from annotate.frank import content
+    from annotate.frank.protocol import score_qualification
+
+    passes = 0
+    for worker in range(identities):
+        exercise = content.gold_qualification_for(documents, secret, 1, worker, 0)
+        answers = {"summaries": [[{"factual": True, "categories": []} for _ in summary] for summary in exercise.summaries]}
+        passes += score_qualification(answers, exercise)[0] >= pass_score
+    return passes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--attempts", type=int, default=20_000, help="simulated blind attempts per protocol")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--attempts-per-identity", type=int, default=None, help="default: the campaign default (1)")
+    parser.add_argument("--frank", type=Path, default=Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "frank")
+    parser.add_argument("--rule-identities", type=int, default=200, help="identities per rule-script measure")
+    parser.add_argument("--rules-only", action="store_true", help="only the rule scripts (no blind-attacker figures)")
     args = parser.parse_args()
     import django
 
@@ -269,6 +385,9 @@ def main() -> None:
     per_address = int(getattr(settings, "FACTLAB_QUALIFICATION_IDENTITIES_PER_ADDRESS", 3))
     print(f"attempts per identity {per_identity}, identities per network address {per_address}; one pass/fail bit per attempt")
     rng = random.Random(args.seed)
+    rule_solvers(args.frank, args.rule_identities)
+    if args.rules_only:
+        return
     results = {}
     for make in (frank, bump_taxonomy, bump_accuracy):
         protocol = make()

@@ -36,6 +36,8 @@ def make_campaign(*, kind: str = CampaignKind.FRANK, status: str = CampaignStatu
     n = next(_seq)
     # Speed rules off unless a test is about them (its submissions are instant: every worker would be held).
     defaults = {"tutorial_required": False, "qualification_required": False, "trap_rate": 0.0, "redundancy": 3, "min_seconds_per_sentence": 0.0}
+    # Tests of the qualification mechanics use the shipped pools, which a real campaign must accept knowingly.
+    defaults["shipped_qualification_accepted"] = True
     defaults.update(settings)
     return Campaign.objects.create(slug=f"test-campaign-{n}", name=f"Test campaign {n}", kind=kind, status=status, **defaults)
 

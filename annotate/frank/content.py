@@ -179,6 +179,66 @@ def qualification_for(
     return Exercise(title=title, article=article, summaries=summaries)
 
 
+# ---------------------------------------------------------------- a campaign's own gold as its qualification
+
+@dataclass(frozen=True)
+class GoldDocument:
+    """A document of the campaign with its summaries whose every sentence has gold (``KeySentence`` per
+    sentence: category None when factual, "" when erroneous of unknown category, scored on Yes/No)."""
+
+    article: tuple[str, ...]
+    summaries: tuple[tuple[KeySentence, ...], ...]
+
+
+#: A document can make a qualification test when its labelled summaries hold at least this many sentences of
+#: each class (and does when as many are in the same word-overlap bands).
+GOLD_TEST_MIN_PER_CLASS = 2
+
+
+def _class_counts(summaries) -> tuple[int, int]:
+    keys = [k for summary in summaries for k in summary]
+    return sum(k.factual for k in keys), sum(not k.factual for k in keys)
+
+
+def gold_test_eligible(document: GoldDocument) -> bool:
+    return min(_class_counts(document.summaries)) >= GOLD_TEST_MIN_PER_CLASS
+
+
+def _balanced_by_overlap(document: GoldDocument, rng) -> list[KeySentence]:
+    """As many factual as erroneous sentences within each word-overlap band (the bands of the control score), so
+    that a rule over the overlap ("extractive, so factual") scores about one half on the test."""
+    from annotate.services.control_items import overlap_band, sentence_overlap  # the one overlap rule
+
+    bands: dict[int, dict[bool, list[KeySentence]]] = {}
+    for summary in document.summaries:
+        for key in summary:
+            bands.setdefault(overlap_band(sentence_overlap(key.text, document.article)), {True: [], False: []})[key.factual].append(key)
+    chosen: list[KeySentence] = []
+    for band in sorted(bands):
+        factual, wrong = bands[band][True], bands[band][False]
+        n = min(len(factual), len(wrong))
+        chosen += rng.sample(factual, n) + rng.sample(wrong, n)
+    return chosen
+
+
+def gold_qualification_for(documents: list[GoldDocument], secret: str, campaign_id: int, worker_id: int, attempt: int) -> Exercise | None:
+    """The qualification test of one attempt drawn from the campaign's own gold: the first document, in a keyed
+    random order (as for the pools), whose gold holds at least ``GOLD_TEST_MIN_PER_CLASS`` factual and
+    erroneous sentences within the same word-overlap bands; those sentences, shuffled into summaries of up to
+    ``QUALIFICATION_SUMMARY_SIZE``. None when no document has them. Unlike the shipped pool, these keys are not
+    in the source: a script holding the code learns nothing of them."""
+    eligible = [d for d in documents if gold_test_eligible(d)]
+    rng = qualification_pool.attempt_rng(secret, "frank-gold-qualification", campaign_id, worker_id, attempt)
+    rng.shuffle(eligible)
+    for document in eligible:
+        chosen = _balanced_by_overlap(document, rng)
+        if len(chosen) >= 2 * GOLD_TEST_MIN_PER_CLASS:
+            rng.shuffle(chosen)
+            n = max(1, round(len(chosen) / QUALIFICATION_SUMMARY_SIZE))
+            return Exercise(title="News article", article=document.article, summaries=tuple(tuple(chosen[i::n]) for i in range(n)))
+    return None
+
+
 # ---------------------------------------------------------------- campaign material (admin import)
 
 def _key(raw, where: str) -> KeySentence:

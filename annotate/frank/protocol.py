@@ -21,7 +21,7 @@ from annotate.frank.entities import entity_question
 from annotate.frank.importer import import_frank
 from annotate.frank.page import choose_traps, present_page
 from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
-from annotate.frank.qualification import parse_qualification_form, qualification_rows
+from annotate.frank.qualification import campaign_gold_documents, parse_qualification_form, qualification_rows
 from annotate.frank.typology import BY_CODE, CATEGORIES, CODES, MAX_CATEGORIES_PER_ANSWER
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
@@ -121,9 +121,18 @@ def key_answer_correct(key: frank_content.KeySentence, factual: bool, categories
 
 
 def qualification_exercise(participation: Participation) -> frank_content.Exercise:
-    """The worker's qualification test for their current attempt (a random subset of the pool)."""
+    """The worker's qualification test for their current attempt: from the campaign's imported material, else
+    one of its own gold documents (keys not in the source), else a random subset of the shipped pool."""
+    campaign = participation.campaign
+    if not (campaign.training_material or {}).get("qualification"):
+        for documents in campaign_gold_documents(campaign):  # private gold first
+            exercise = frank_content.gold_qualification_for(
+                documents, settings.SECRET_KEY, campaign.pk, participation.worker_id, participation.qualification_attempts,
+            )
+            if exercise is not None:
+                return exercise
     return frank_content.campaign_qualification(
-        participation.campaign.training_material, settings.SECRET_KEY, participation.campaign_id, participation.worker_id,
+        campaign.training_material, settings.SECRET_KEY, participation.campaign_id, participation.worker_id,
         participation.qualification_attempts,
     )
 
@@ -334,6 +343,12 @@ class FrankProtocol(Protocol):
 
     def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None, checkpoint=None) -> int:
         from annotate.frank.prepared import prepare_campaign
+
+    def qualification_source(self, campaign: Campaign) -> str:
+        if (campaign.training_material or {}).get("qualification"):
+            return "imported"
+        _, documents = campaign_gold_documents(campaign)
+        return "campaign" if any(frank_content.gold_test_eligible(d) for d in documents) else "shipped"
 
         return prepare_campaign(campaign, only_missing=only_missing, progress=progress, checkpoint=checkpoint)
 

@@ -4,7 +4,38 @@ from __future__ import annotations
 from typing import Any
 
 from annotate.frank import content as frank_content
+from annotate.models import Campaign, GoldLabel, Summary
+from annotate.nlp import split_sentences
+from annotate.services.control_items import summary_sentences
 from annotate.services.errors import InvalidSubmission
+
+
+def campaign_gold_documents(campaign: Campaign) -> tuple[list[frank_content.GoldDocument], list[frank_content.GoldDocument]]:
+    """The campaign's documents as qualification material (original summaries whose every sentence has gold):
+    with their private gold only (an admin's, or labels marked private), and with all of it (public labels,
+    a benchmark's release, included). A test is drawn from the first that makes one."""
+    labels: dict[int, dict[int, tuple[bool, str, bool]]] = {}
+    for summary_id, index, factual, category, public in GoldLabel.objects.filter(
+        summary__document__campaign=campaign, summary__edited_from__isnull=True, summary__is_reference=False,
+    ).values_list("summary_id", "sentence_index", "factual", "category", "public"):
+        labels.setdefault(summary_id, {})[index] = (factual, category, public)
+    by_document: dict[int, list[tuple]] = {}
+    for summary in Summary.objects.filter(pk__in=list(labels)).select_related("document").order_by("pk"):
+        sentences = summary_sentences(summary)
+        known = labels[summary.pk]
+        if len(sentences) == len(known) and all(i in known for i in range(len(sentences))):
+            keys = [frank_content.KeySentence(text, None if known[i][0] else known[i][1], "") for i, text in enumerate(sentences)]
+            by_document.setdefault(summary.document_id, []).append((summary, keys, any(known[i][2] for i in known)))
+    documents: dict[bool, list[frank_content.GoldDocument]] = {True: [], False: []}
+    for rows in by_document.values():
+        document = rows[0][0].document
+        article = tuple(document.sentences or split_sentences(document.text))
+        private = [tuple(keys) for _, keys, public in rows if not public]
+        everything = [tuple(keys) for _, keys, _ in rows]
+        if private:
+            documents[False].append(frank_content.GoldDocument(article, tuple(private)))
+        documents[True].append(frank_content.GoldDocument(article, tuple(everything)))
+    return documents[False], documents[True]
 
 
 def qualification_rows(exercise: frank_content.Exercise, post=None) -> list[dict[str, Any]]:

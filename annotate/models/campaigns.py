@@ -82,6 +82,11 @@ class Campaign(models.Model):
     qualification_required = models.BooleanField(default=True)
     qualification_pass_score = _share(0.85)
     qualification_attempts = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1), MaxValueValidator(20)])
+    shipped_qualification_accepted = models.BooleanField(
+        default=False,
+        help_text="Risky: use the protocol's shipped qualification pool when the campaign has no material of its own "
+        "(imported, or its own gold). Its keys are in the source code, so a script holding the code passes it.",
+    )
     # Quality control (FRANK)
     entity_check_enabled = models.BooleanField(default=True)
     trap_rate = _share(0.25)

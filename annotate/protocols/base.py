@@ -177,6 +177,13 @@ class Protocol(ABC):
     def qualification_passed(self, campaign: Campaign, score: float) -> bool:
         return score >= campaign.qualification_pass_score
 
+    def qualification_source(self, campaign: Campaign) -> str:
+        """Where the campaign's qualification keys come from: "imported" (the admin's material), "campaign" (its
+        own gold), or "shipped": the protocol's default pool, whose keys are in the source code, so a script
+        holding the code passes it; the qualification page offers it only once an admin accepts that
+        (``campaign.shipped_qualification_accepted``)."""
+        return "imported" if (campaign.training_material or {}).get("qualification") else "shipped"
+
     #: Whether a campaign can import its own tutorial/qualification material (``import_training_material``).
     takes_training_material: ClassVar[bool] = False
 

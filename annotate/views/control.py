@@ -26,6 +26,7 @@ from annotate.services.control_items import (
 )
 from annotate.services.errors import InvalidSubmission
 from annotate.services.pay_rules import release_held_pay
+from annotate.protocols import protocol_for
 
 from .access import staff_required
 
@@ -48,6 +49,7 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         "public_gold": gold.filter(public=True).count(),
         "public_benchmarks": sorted(set(
             campaign.documents.exclude(public_labels="").values_list("public_labels", flat=True).distinct()
+        "qualification_source": protocol_for(campaign.kind).qualification_source(campaign) if campaign.qualification_required else "",
         )),
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
         "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
@@ -125,6 +127,21 @@ def public_label_bonus(request: HttpRequest, slug: str) -> HttpResponse:
 def remove_gold(request: HttpRequest, slug: str, label_id: int) -> HttpResponse:
     """Take one gold label away (a sentence that should not be a control sentence)."""
     label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=label_id, summary__document__campaign__slug=slug)
+@staff_required
+@require_POST
+def shipped_qualification(request: HttpRequest, slug: str) -> HttpResponse:
+    """The campaign's ``shipped_qualification_accepted``: an admin accepts (``accept`` 1) or withdraws the
+    protocol's shipped qualification pool, whose keys are in the source, for want of material of its own."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    accept = request.POST.get("accept") == "1"
+    Campaign.objects.filter(pk=campaign.pk).update(shipped_qualification_accepted=accept)
+    if accept:
+        messages.warning(request, "The shipped qualification pool is in use where the campaign has no material: its keys are in the source code.")
+    else:
+        messages.success(request, "The shipped qualification pool is no longer offered.")
+    return redirect("annotate:manage-control", slug)
+
+
     remove_gold_label(label)
     messages.success(request, f"Sentence {label.sentence_index + 1} of summary {label.summary_id} is no longer gold.")
     return redirect("annotate:manage-control", slug)

@@ -87,6 +87,9 @@ def qualification(request: HttpRequest, slug: str, family: str) -> HttpResponse:
     }
     if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
         return render(request, RESULT_TEMPLATE, {**context, "passed": True})
+    if protocol.qualification_source(campaign) == "shipped" and not campaign.shipped_qualification_accepted:
+        # The shipped pool's keys are in the source: offered only once an admin accepts that; nothing is counted.
+        return render(request, "annotate/qualification_unavailable.html", context, status=503)
     if request.method == "POST":
         try:
             answers = protocol.parse_qualification(campaign, participation, request.POST)

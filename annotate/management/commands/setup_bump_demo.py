@@ -52,6 +52,9 @@ class Command(BaseCommand):
             except ImportFailed as exc:
                 raise CommandError(f"BUMP demo import failed: {exc}") from exc
             self.stdout.write(report.summary_line())
+            # A demo: it takes BUMP's shipped qualification pools, whose keys are in the source (a real campaign
+            # imports its own material, manage.py import_training_material).
+            Campaign.objects.filter(pk=campaign.pk).update(shipped_qualification_accepted=True)
             ensure_prolific_codes(campaign)
             if campaign.status in (CampaignStatus.DRAFT, CampaignStatus.PAUSED):
                 set_campaign_status(campaign, CampaignStatus.RUNNING)
