@@ -12,7 +12,8 @@ Before the check both texts are normalised (:func:`comparable`): Unicode NFKC, i
 spaces, soft hyphens, direction marks) removed, letters of other alphabets that look like Latin ones mapped to
 them, case folded. An edit must then change one place (:func:`change_problem`) by a real change: not only case,
 a typo, punctuation inside a number or an article; and an edit that still types a look-alike letter is refused
-(:func:`lookalike_letters`), so that the reviewer never sees identical-looking text as an edit.
+(:func:`lookalike_letters`), so that the reviewer never sees identical-looking text as an edit. These rules
+are the server's alone: the page's live diff shows the words as typed, and the page shows the refusal's reason.
 """
 from __future__ import annotations
 
