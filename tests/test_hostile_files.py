@@ -33,6 +33,7 @@ from annotate.models import (
     SentenceJudgement,
     Summary,
 )
+from annotate.safe_csv import neutralise_cell
 from annotate.services.bonuses import ledger_csv
 from annotate.services.imports import import_dataset
 from tests.factories import make_worker
@@ -150,6 +151,15 @@ def _hostile_aggrefact(tmp_path: Path) -> Path:
     return path
 
 
+def _ready(client, url: str):
+    """The answer once the report is computed (202 while a worker computes it)."""
+    deadline = time.monotonic() + 120
+    while (response := client.get(url)).status_code == 202 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert response.status_code == 200, response.content
+    return response
+
+
 def test_a_formula_in_a_metric_name_or_a_worker_id_is_neutralised_in_every_csv(tmp_path, researcher, researcher_client, admin_user):
     from django.test import Client
 
@@ -175,13 +185,12 @@ def test_a_formula_in_a_metric_name_or_a_worker_id_is_neutralised_in_every_csv(t
 
     outputs: dict[str, str] = {}
     # Report tables over the API: every table the listing names.
-    listing = researcher_client.get(f"/api/campaigns/{campaign.slug}/report/outputs/")
-    assert listing.status_code == 200, listing.content
+    listing = _ready(researcher_client, f"/api/campaigns/{campaign.slug}/report/outputs/")
     tables = [name for name in listing.json()["tables"] if name.endswith(".csv")]
     assert len(tables) >= 4
     for name in tables:
-        response = researcher_client.get(f"/api/campaigns/{campaign.slug}/report/outputs/{name}")
-        assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+        response = _ready(researcher_client, f"/api/campaigns/{campaign.slug}/report/outputs/{name}")
+        assert response["Content-Type"].startswith("text/csv")
         outputs[f"report/{name}"] = response.content.decode()
     # The same tables as `manage.py report --outputs DIR` writes them.
     report = build_report(campaign)
@@ -204,7 +213,8 @@ def test_a_formula_in_a_metric_name_or_a_worker_id_is_neutralised_in_every_csv(t
     for name, text in outputs.items():
         assert not _formula_cells(text), (name, _formula_cells(text))
     # Each output carried a hostile value, neutralised (else this test would prove nothing about it).
-    guarded = {"'" + value for value in HOSTILE}
+    guarded = {neutralise_cell(value) for value in HOSTILE}
+    assert all("'" in value for value in guarded)
     carried = {name for name, text in outputs.items() if any(cell in guarded for row in csv.reader(io.StringIO(text)) for cell in row)}
     assert {"export.csv", "manage/workers", "manage/judgements", "manage/bonuses?format=mturk", "ledger mturk"} <= carried
     assert len([n for n in carried if n.startswith("report/")]) >= 4  # the issue found formulas in 4 tables
@@ -212,6 +222,22 @@ def test_a_formula_in_a_metric_name_or_a_worker_id_is_neutralised_in_every_csv(t
     # A reader still gets the names back: the guard is one leading quote.
     rows = list(csv.reader(io.StringIO(outputs["report/correlations.csv"])))
     assert guarded <= {row[0] for row in rows}
+
+
+@pytest.mark.parametrize("delimiter", [",", ";", "\t"])
+def test_no_cell_starts_a_formula_whatever_separator_a_spreadsheet_splits_on(delimiter):
+    """Spreadsheets of other locales split on ';' or tab: a cell holding one is quoted, so no part becomes a cell."""
+    from annotate.safe_csv import csv_text
+
+    cells = [*HOSTILE, "a;=1+1", "b\t@SUM(1)", "c,+1+cmd", 'd";=1', "-0.25", 3.5, None]
+    text = csv_text([cells, ["plain", *cells]])
+    for row in csv.reader(io.StringIO(text), delimiter=delimiter):  # quotes that are not at a field's start are text
+        for cell in row:
+            stripped = cell.lstrip(" \t\r\n\"")
+            assert not stripped.startswith(FORMULA_LEADS) or stripped == "-0.25", (delimiter, cell)
+    assert next(csv.reader(io.StringIO(text))) == [
+        "'" + HOSTILE[0], "' =1+1", "\n'=1", "'@SUM(1)", "a;'=1+1", "b\t'@SUM(1)", "c,'+1+cmd", "d\";'=1", "-0.25", "3.5", "",
+    ]
 
 
 # --- 3. exports with hostile document ids re-import
