@@ -15,6 +15,7 @@ from annotate.models import (
     SentenceJudgement,
     Worker,
 )
+from tests.factories import make_bump_document
 from tests.test_api_fixtures import *
 
 pytestmark = pytest.mark.django_db
@@ -25,6 +26,15 @@ def test_admin_creates_and_moves_a_campaign(admin_client, researcher):
     created = admin_client.post("/api/campaigns/", {"slug": "new-one", "name": "New", "kind": "bump_taxonomy", "researchers": ["api-researcher"]}, format="json")
     assert created.status_code == 201, created.content
     assert created.json()["status"] == "draft" and created.json()["researchers"] == ["api-researcher"]
+    # Not ready for a study: no items, no Prolific exit codes, a qualification without material of its own.
+    not_ready = admin_client.post("/api/campaigns/new-one/start/")
+    assert not_ready.status_code == 409
+    assert {p["key"] for p in not_ready.json()["problems"]} == {"items", "exits", "qualification"}
+    assert "completion code" in not_ready.json()["detail"]
+    make_bump_document(Campaign.objects.get(slug="new-one"))
+    fixed = admin_client.patch("/api/campaigns/new-one/", {"prolific_completion_code": "DONE1", "prolific_screenout_code": "OUT1",
+                                                            "qualification_required": False}, format="json")
+    assert fixed.status_code == 200, fixed.content
     assert admin_client.post("/api/campaigns/new-one/start/").json()["status"] == "running"
     assert admin_client.post("/api/campaigns/new-one/pause/").json()["status"] == "paused"
     # The same rules as the campaign page: a paused campaign is resumed, never started again.

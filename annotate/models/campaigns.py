@@ -130,6 +130,11 @@ class Campaign(models.Model):
         help_text="Workers who took this campaign's qualification may not join (BUMP Task 2 excludes Task 1 workers).",
     )
     # Crowd platforms (see annotate/providers.py and README "Crowd platforms")
+    crowd_platform = models.CharField(
+        max_length=20, default="prolific",
+        choices=[("prolific", "Prolific"), ("mturk", "Amazon Mechanical Turk"), ("invited", "Invited workers (accounts here)")],
+        help_text="Where the workers come from: a Prolific study needs its completion and screen-out codes before it starts.",
+    )
     prolific_completion_code = models.CharField(max_length=64, blank=True, help_text="Shown once the worker submitted completion_min_items items.")
     prolific_screenout_code = models.CharField(
         max_length=64, blank=True, help_text="Shown only to workers screened out (failed qualification or blocked)."

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from annotate.models import Campaign, CampaignStatus
 from annotate.protocols import protocol_for
+from annotate.services.readiness import start_problems
 
 ALLOWED_TRANSITIONS: dict[str, set[str]] = {
     CampaignStatus.DRAFT: {CampaignStatus.RUNNING, CampaignStatus.FINISHED},
@@ -28,6 +29,14 @@ ACTIONS: dict[str, tuple[frozenset[str], str]] = {
 
 class CampaignStateError(ValueError):
     pass
+
+
+class CampaignNotReady(CampaignStateError):
+    """A start or resume refused by the study-readiness checklist (annotate/services/readiness.py)."""
+
+    def __init__(self, action: str, problems: list) -> None:
+        self.problems = problems
+        super().__init__(f"cannot {action} the campaign yet: " + "; ".join(f"{p.title}: {p.detail}" for p in problems))
 
 
 def campaign_setting_problems(kind: str, values: Mapping[str, object]) -> dict[str, str]:
@@ -82,11 +91,18 @@ def apply_campaign_action(campaign: Campaign, action: str) -> Campaign:
     sources, target = ACTIONS[action]
     if campaign.status not in sources:
         raise CampaignStateError(f"cannot {action} the campaign: it is {campaign.status}")
+    if target == CampaignStatus.RUNNING:
+        problems = start_problems(campaign)
+        if problems:
+            raise CampaignNotReady(action, problems)
     return set_campaign_status(campaign, target)
 
 
 def set_campaign_status(campaign: Campaign, status: str) -> Campaign:
-    """Move a campaign to ``status`` (start, pause, resume, finish); refuses impossible transitions."""
+    """Move a campaign to ``status`` (start, pause, resume, finish); refuses impossible transitions.
+
+    The admin's actions (:func:`apply_campaign_action`: page, API, Django admin) also check the study-readiness
+    list; the demo commands, which set up their own exits, move the status here directly."""
     if status == campaign.status:
         return campaign
     if status not in ALLOWED_TRANSITIONS.get(campaign.status, set()):

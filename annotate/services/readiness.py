@@ -1,0 +1,104 @@
+"""Whether a campaign is ready for a real study: the checklist the campaign page shows and the start refuses on.
+
+Like a crowd platform's own study setup, each item says what is missing and what to do about it. Items marked
+``blocking`` stop a draft from starting (a study whose workers finish without a completion code, or whose pay
+promises a bonus no rule can pay, fails its first real participant); the others are warnings the admin reads.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from annotate.models import Campaign, GoldLabel, Trap, TrapSource
+from annotate.protocols import protocol_for
+from annotate.services.control_items import campaign_has_checks
+
+
+@dataclass(frozen=True)
+class ReadinessItem:
+    key: str
+    title: str
+    ok: bool
+    blocking: bool
+    detail: str
+
+    @property
+    def stops_start(self) -> bool:
+        return self.blocking and not self.ok
+
+
+def bonus_evidence(campaign: Campaign) -> int:
+    """Erroneous sentences whose label the page does not give away and which may pay a bonus: private gold (or
+    public gold the campaign accepts knowingly) and traps made from human BUMP edits (the pay rules' evidence)."""
+    gold = GoldLabel.objects.filter(summary__document__campaign=campaign, factual=False)
+    if not campaign.bonus_on_public_labels:
+        gold = gold.filter(public=False)
+    human_traps = Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0)
+    return gold.count() + human_traps.count()
+
+
+def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
+    """The checklist, in the order an admin works through it."""
+    protocol = protocol_for(campaign.kind)
+    items = [
+        ReadinessItem(
+            "items", "Items to annotate", campaign.items.exists(), True,
+            "The campaign has items." if campaign.items.exists()
+            else "Upload a dataset on this page (Uploads) or with manage.py import_dataset; a campaign without items has nothing to show.",
+        ),
+    ]
+    codes = bool(campaign.prolific_completion_code and campaign.prolific_screenout_code)
+    if campaign.crowd_platform == "prolific":
+        items.append(ReadinessItem(
+            "exits", "Prolific completion and screen-out codes", codes, True,
+            "Both codes are set; paste the Prolific study link below into your Prolific study." if codes else
+            "Set the completion code and the screen-out code of your Prolific study under Crowd settings: without them "
+            "workers finish with no code to return and cannot be paid, and screened-out workers cannot be told apart.",
+        ))
+    else:
+        where = {"mturk": "MTurk (the HIT's form returns the worker)", "invited": "invited workers with an account here"}
+        items.append(ReadinessItem(
+            "exits", "Where workers come from", True, True,
+            f"Workers come from {where.get(campaign.crowd_platform, campaign.crowd_platform)}; no exit codes are needed.",
+        ))
+    if campaign.qualification_required:
+        source = protocol.qualification_source(campaign)
+        own = source in ("imported", "campaign")
+        ready = own or campaign.shipped_qualification_accepted
+        items.append(ReadinessItem(
+            "qualification", "Qualification", ready, True,
+            f"The qualification is drawn from the campaign's {'imported material' if source == 'imported' else 'own gold'}."
+            if own else (
+                "The shipped qualification pool is accepted knowingly (its keys are public in the source code)."
+                if ready else
+                "The qualification has no material of its own: import some (manage.py import_training_material), add "
+                "gold to the campaign, accept the shipped pool knowingly (its keys are public), or turn the "
+                "qualification off in the campaign's settings."
+            ),
+        ))
+    if not protocol.bonus_at_submission:
+        # The protocol settles its bonus from expert review (BUMP), not from checks at submission.
+        items.append(ReadinessItem("bonus", "Bonus rule", True, True, "A bonus is paid for each edit that review accepts."))
+        return items
+    checks = campaign_has_checks(campaign)
+    evidence = bonus_evidence(campaign) if campaign.bonus_per_item > 0 else 0
+    items.append(ReadinessItem(
+        "checks", "Quality checks", checks, False,
+        "Workers are scored on control items or traps." if checks else
+        "No gold labels and no traps: no worker's answers are checked. Add gold on the control page or set a trap rate.",
+    ))
+    bonus_ok = campaign.bonus_per_item == 0 or evidence > 0
+    items.append(ReadinessItem(
+        "bonus", "Bonus rule", bonus_ok, True,
+        "No quality bonus is offered." if campaign.bonus_per_item == 0 else (
+            f"A bonus of {campaign.bonus_per_item} per item can be earned ({evidence} erroneous sentences can check it)."
+            if bonus_ok else
+            f"A bonus of {campaign.bonus_per_item} per item is offered, but no check can ever pay it (it needs erroneous "
+            "private gold or traps from human edits). Add such gold on the control page, or set the bonus to 0."
+        ),
+    ))
+    return items
+
+
+def start_problems(campaign: Campaign) -> list[ReadinessItem]:
+    """The blocking items still open: a draft with any of them does not start."""
+    return [item for item in study_readiness(campaign) if item.stops_start]
