@@ -40,6 +40,12 @@ class Assignment(models.Model):
     external_assignment_id = models.CharField(max_length=200, blank=True)
     # Last heartbeat of the task page (None: the page never reported being open); see release_unattended_assignments.
     last_seen_at = models.DateTimeField(null=True, blank=True)
+    # What the page reported of the worker's attention with the submission (focus time, tab switches, copy and
+    # paste events) and the words it gave to read: shown to the admin, never a reason to refuse (services/attention.py).
+    signals = models.JSONField(default=dict, blank=True)
+    # Keyed hash of the claiming request's network (services.participation.client_address): claims prefer items
+    # no one from the same network has judged, so an item's workers come from different networks where possible.
+    network = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "worker"], name="assignment_once_per_worker")]

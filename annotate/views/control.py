@@ -24,6 +24,7 @@ from annotate.services.control_items import (
     set_gold_label,
     worker_quality,
 )
+from annotate.services.attention import worker_attention
 from annotate.services.errors import InvalidSubmission
 from annotate.services.pay_rules import release_held_pay
 from annotate.protocols import protocol_for
@@ -44,7 +45,8 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         "control_items": campaign.items.filter(is_control=True).count(),
         "items": campaign.items.count(),
         "workers": [
-            {"participation": p, "quality": worker_quality(p), "bonus_quality": worker_quality(p, for_bonus=True)} for p in participations
+            {"participation": p, "quality": worker_quality(p), "bonus_quality": worker_quality(p, for_bonus=True),
+             "attention": worker_attention(p)} for p in participations
         ],
         "public_gold": gold.filter(public=True).count(),
         "public_benchmarks": sorted(set(

@@ -110,6 +110,7 @@
     status.textContent = "Submitting…";
     const response = await factlab.postJSON(data.urls.submit, {
       edited: editor.value, not_applicable: na, checkpoint: checkpoint.value, submission_key: data.submission_key,
+      signals: factlab.attention.snapshot(),
     });
     submitButton.disabled = false;
     status.textContent = "";

@@ -253,6 +253,7 @@
     }
     const payload = {
       submission_key: state.key,
+      signals: factlab.attention.snapshot(),
       summaries: data.summaries.map(function (summary, s) {
         return {answers: summary.sentences.map(function (_, i) {
           const k = flat.findIndex(function (p) { return p.s === s && p.i === i; });

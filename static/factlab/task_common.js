@@ -56,3 +56,41 @@ document.addEventListener("change", function (event) {
 document.querySelectorAll(".question input[type=radio][value=no]:checked").forEach(function (r) {
   r.closest(".question").classList.add("says-no");
 });
+
+// Signals of outside help, sent with a submission for the admin to see beside the worker's quality (never a
+// reason to refuse): how long the page had the focus, how often the worker left it, copy and paste events, and
+// the characters pasted into an element marked data-paste-count (the BUMP edit box).
+factlab.attention = (function () {
+  const started = performance.now();
+  let focused = document.hasFocus() && document.visibilityState === "visible";
+  let since = started;
+  let focusMs = 0;
+  const counts = {tab_switches: 0, copies: 0, pastes: 0, pasted_characters: 0};
+  function settle(now) { if (focused) focusMs += now - since; since = now; }
+  function setFocus(value) {
+    const now = performance.now();
+    settle(now);
+    if (focused && !value) counts.tab_switches += 1;
+    focused = value;
+  }
+  window.addEventListener("blur", function () { setFocus(false); });
+  window.addEventListener("focus", function () { setFocus(document.visibilityState === "visible"); });
+  document.addEventListener("visibilitychange", function () { setFocus(document.visibilityState === "visible" && document.hasFocus()); });
+  document.addEventListener("copy", function () { counts.copies += 1; });
+  document.addEventListener("paste", function (event) {
+    counts.pastes += 1;
+    if (event.target && event.target.closest && event.target.closest("[data-paste-count]")) {
+      const text = (event.clipboardData || window.clipboardData);
+      counts.pasted_characters += text ? (text.getData("text") || "").length : 0;
+    }
+  });
+  return {
+    snapshot: function () {
+      const now = performance.now();
+      settle(now);
+      return Object.assign({
+        focus_seconds: Math.round(focusMs / 10) / 100, page_seconds: Math.round((now - started) / 10) / 100,
+      }, counts);
+    },
+  };
+})();

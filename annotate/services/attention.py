@@ -1,0 +1,105 @@
+"""Signals of outside help, recorded per item and shown to the admin beside the worker's quality.
+
+The task page reports, with each submission (``signals``), how long it had the focus, how often the worker
+left it (tab or window switches), and how many copy and paste events it saw (in a BUMP edit box, the pasted
+characters too). The server adds how much there was to read, so the focus time can be set against the
+reading time. These are hints for a human reviewer: a worker who reads in another tab or pastes a model's
+answer looks like one who looked something up, and so does an honest one who was interrupted. So they are
+never a reason to refuse, block or hold anything by themselves; nothing in the pay or quality rules reads them.
+
+A page can report anything, so every value is bounded and a value that is not a number is left out (and
+named in ``dropped``): the submission itself is never refused for its signals.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from annotate.models import Assignment, AssignmentStatus, Participation
+
+#: What the page may report, each a count or seconds, and its largest credible value (an item open a day).
+FIELDS: dict[str, float] = {
+    "focus_seconds": 86_400.0, "page_seconds": 86_400.0, "tab_switches": 10_000, "copies": 10_000, "pastes": 10_000,
+    "pasted_characters": 1_000_000,
+}
+#: Words an attentive reader reads per minute, to set the focus time against what the page had to read.
+READING_WORDS_PER_MINUTE = 250
+
+
+def clean_signals(raw: Any) -> dict[str, Any]:
+    """The page's ``signals`` as stored: known fields as bounded non-negative numbers; others dropped by name."""
+    signals: dict[str, Any] = {}
+    dropped: list[str] = []
+    if raw is None:
+        return signals
+    if not isinstance(raw, dict):
+        return {"dropped": ["signals (not an object)"]}
+    for name, value in raw.items():
+        limit = FIELDS.get(name)
+        if limit is None or isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+            dropped.append(str(name)[:40])
+            continue
+        signals[name] = round(min(float(value), limit), 2) if name.endswith("seconds") else int(min(value, limit))
+    if dropped:
+        signals["dropped"] = dropped[:10]
+    return signals
+
+
+def reading_words(assignment: Assignment) -> int:
+    """Words the item's page gives to read: the article and the summaries (or the reference to edit)."""
+    item = assignment.item
+    words = len(item.document.text.split())
+    if item.summary_id is not None:
+        return words + len(item.summary.text.split())
+    return words + sum(len(text.split()) for text in item.document.summaries.filter(edited_from__isnull=True).values_list("text", flat=True))
+
+
+def record_signals(assignment_id: int, worker, raw: Any) -> dict[str, Any] | None:
+    """Store the page's signals on the worker's submitted assignment (once: a replayed submission keeps the
+    first). Returns what was stored, or None when nothing was (not the worker's, not submitted, or already)."""
+    assignment = (
+        Assignment.objects.select_related("item__document", "item__summary")
+        .filter(pk=assignment_id, worker=worker, status=AssignmentStatus.SUBMITTED, signals={}).first()
+    )
+    if assignment is None:
+        return None
+    signals = {**clean_signals(raw), "reading_words": reading_words(assignment)}
+    if Assignment.objects.filter(pk=assignment.pk, signals={}).update(signals=signals) == 0:
+        return None
+    return signals
+
+
+@dataclass(frozen=True)
+class Attention:
+    """A worker's signals over their submitted items in a campaign (what the control page shows)."""
+
+    items: int
+    focus_ratio: float | None  # median over items of focus time / reading time
+    tab_switches: int
+    copies: int
+    pastes: int
+    pasted_characters: int
+
+    def describe(self) -> str:
+        if not self.items:
+            return "no signals reported"
+        ratio = f"focus {self.focus_ratio:.2f}× reading time (median)" if self.focus_ratio is not None else "focus not reported"
+        pasted = f" ({self.pasted_characters} characters)" if self.pasted_characters else ""
+        return (f"{ratio}; {self.tab_switches} tab switches, {self.copies} copies, {self.pastes} pastes{pasted} "
+                f"over {self.items} items")
+
+
+def worker_attention(participation: Participation) -> Attention:
+    rows = list(Assignment.objects.filter(
+        worker_id=participation.worker_id, item__campaign_id=participation.campaign_id, status=AssignmentStatus.SUBMITTED,
+    ).exclude(signals={}).values_list("signals", flat=True))
+    ratios = [
+        s["focus_seconds"] / (s["reading_words"] * 60 / READING_WORDS_PER_MINUTE)
+        for s in rows if "focus_seconds" in s and s.get("reading_words")
+    ]
+    return Attention(
+        items=len(rows), focus_ratio=statistics.median(ratios) if ratios else None,
+        tab_switches=sum(s.get("tab_switches", 0) for s in rows), copies=sum(s.get("copies", 0) for s in rows),
+        pastes=sum(s.get("pastes", 0) for s in rows), pasted_characters=sum(s.get("pasted_characters", 0) for s in rows),
+    )
