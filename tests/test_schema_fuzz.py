@@ -85,3 +85,53 @@ def test_schema_and_local_docs_are_served(client):
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in docs and not from_cdn.search(docs)
     redoc = client.get("/api/redoc/").content.decode()
     assert "/static/drf_spectacular_sidecar/redoc/" in redoc and not from_cdn.search(redoc)
+
+
+# --- every constraint the API enforces is in the schema, and the server holds exactly to it
+
+
+def _parameter(schema: dict, path: str, method: str, name: str) -> dict:
+    return next(p["schema"] for p in schema["paths"][path][method]["parameters"] if p["name"] == name)
+
+
+@pytest.mark.django_db
+def test_schema_states_the_constraints_the_server_enforces(campaign, admin_client, researcher_client):
+    from annotate.kinds import kind_choices
+    from metrics_service.services import REGISTRY
+
+    schema = admin_client.get("/api/schema/?format=json").json()
+    components = schema["components"]["schemas"]
+    export, outputs = "/api/campaigns/{slug}/export/", "/api/campaigns/{slug}/report/outputs/{filename}"
+
+    # Registry values are enums, read when the schema is generated; the server refuses anything else.
+    kinds = _parameter(schema, "/api/campaigns/", "get", "kind")["enum"]
+    assert kinds == [value for value, _ in kind_choices()]
+    assert admin_client.get("/api/campaigns/?kind=" + kinds[0]).status_code == 200
+    assert admin_client.get("/api/campaigns/?kind=nonsense").status_code == 400
+    metrics = components["ScoringJobCreateRequest"]["properties"]["metric"]["enum"]
+    assert metrics == sorted(REGISTRY) and "rouge" in metrics
+    assert researcher_client.post("/api/campaigns/frank-api/scoring-jobs/", {"metric": "nonsense"}, format="json").status_code == 400
+
+    # Row kinds: exactly the comma-separated list the pattern describes.
+    rows = re.compile(_parameter(schema, export, "get", "rows")["pattern"])
+    for value in ("judgements", "judgements,scores", "judgements,,scores", "judgements, scores", "documents", "judgements,"):
+        response = researcher_client.get(f"/api/campaigns/frank-api/export/?format=jsonl&rows={value}")
+        assert (response.status_code == 200) == bool(rows.match(value)), value
+
+    # Report files: the endings the view answers.
+    filename = re.compile(_parameter(schema, outputs, "get", "filename")["pattern"])
+    assert filename.match("correlations.tex") and filename.match("roc_xsum.png") and not filename.match("report.pdf")
+    assert researcher_client.get("/api/campaigns/frank-api/report/outputs/report.pdf").status_code == 400
+
+    # Amounts: at least one digit, never negative where the model has a minimum of 0.
+    amount = components["CampaignRequest"]["properties"]["pay_per_item"]["pattern"]
+    for value in ("", "-", "-1.00", "1.5", ".5", "12.25"):
+        response = admin_client.patch("/api/campaigns/frank-api/", {"pay_per_item": value}, format="json")
+        assert (response.status_code == 200) == bool(re.match(amount, value)), (value, response.content)
+
+    # Booleans are JSON's: campaigns and gold labels take JSON bodies only (a form's "0" is not a boolean).
+    assert list(schema["paths"]["/api/campaigns/"]["post"]["requestBody"]["content"]) == ["application/json"]
+    form = admin_client.post("/api/campaigns/", {"slug": "by-form", "name": "F", "bonus_on_public_labels": "0"}, format="multipart")
+    assert form.status_code == 415
+    visibility = schema["paths"]["/api/campaigns/{slug}/gold/{id}/"]["patch"]["requestBody"]["content"]
+    assert list(visibility) == ["application/json"] and visibility["application/json"]["schema"]["required"] == ["public"]

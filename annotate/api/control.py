@@ -12,7 +12,13 @@ from annotate.services.control_items import mark_gold_public, remove_gold_label,
 from annotate.services.errors import InvalidSubmission
 from annotate.services.pay_rules import release_held_pay
 
+from .parsers import JSONParser
 from .permissions import IsAdmin
+
+#: PATCH of a gold label: ``public`` is required, a JSON boolean (a PATCH body's fields are otherwise optional).
+VISIBILITY_BODY = {"application/json": {
+    "type": "object", "properties": {"public": {"type": "boolean"}}, "required": ["public"],
+}}
 
 
 class GoldLabelSerializer(serializers.ModelSerializer):
@@ -37,6 +43,7 @@ class GoldLabelList(APIView):
     """GET: the campaign's gold labels (filter ``?source=imported|admin|crowd``). POST: set one sentence's label."""
 
     permission_classes = (IsAdmin,)
+    parser_classes = (JSONParser,)  # booleans are JSON's: a form's "0" is not a boolean
 
     @extend_schema(responses=GoldLabelSerializer(many=True))
     def get(self, request, slug: str) -> Response:
@@ -71,8 +78,9 @@ class GoldLabelDetail(APIView):
     sentence stops being a control sentence (204)."""
 
     permission_classes = (IsAdmin,)
+    parser_classes = (JSONParser,)
 
-    @extend_schema(request=inline_serializer("GoldLabelVisibility", {"public": serializers.BooleanField()}), responses=GoldLabelSerializer)
+    @extend_schema(request=VISIBILITY_BODY, responses=GoldLabelSerializer)
     def patch(self, request, slug: str, pk: int) -> Response:
         label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=pk, summary__document__campaign__slug=slug)
         public = request.data.get("public") if hasattr(request.data, "get") else None

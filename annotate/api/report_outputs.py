@@ -22,6 +22,8 @@ from annotate.api.serializers import ReportQuerySerializer
 SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="Campaign slug.")
 TABLE_TYPES = {"csv": ("csv", "text/csv; charset=utf-8"), "tex": ("latex", "application/x-latex; charset=utf-8")}
 FIGURE_TYPES = {"svg": "image/svg+xml", "png": "image/png"}
+#: The file names the view answers (any other ending is a 400), as the schema states them.
+FILENAME_PATTERN = r"^.*\.(" + "|".join([*TABLE_TYPES, *FIGURE_TYPES]) + ")$"
 
 
 def requested_report(campaign, options: dict, user) -> tuple[dict | None, Response | None]:
@@ -98,7 +100,8 @@ class ReportOutputView(_ReportOutputs):
 
     @extend_schema(
         operation_id="campaigns_report_outputs_file",
-        parameters=[SLUG, OpenApiParameter("filename", str, OpenApiParameter.PATH, description="e.g. correlations.tex, roc_xsum.svg"),
+        parameters=[SLUG, OpenApiParameter("filename", str, OpenApiParameter.PATH, description="e.g. correlations.tex, roc_xsum.svg",
+                                                    pattern=FILENAME_PATTERN),
                     ReportQuerySerializer],
         responses={(200, "text/csv"): OpenApiTypes.BINARY, (200, "application/x-latex"): OpenApiTypes.BINARY,
                    (200, "image/svg+xml"): OpenApiTypes.BINARY, (200, "image/png"): OpenApiTypes.BINARY, 202: OpenApiTypes.OBJECT,

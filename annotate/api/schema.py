@@ -1,10 +1,13 @@
-"""OpenAPI post-processing: every operation documents the error answers the API can give.
+"""OpenAPI schema: every operation documents the error answers the API can give, and every value constraint
+the API enforces (amounts' patterns, registry enums) is stated.
 
 DRF answers 400 (validation), 401/403 (authentication, role), 404 (not found or not readable), 429
 (rate limits) and the broker-backed operations 503; declaring them keeps clients and schema-based fuzzing
 (tests/test_schema_fuzz.py) in step with the server.
 """
 from __future__ import annotations
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 
 ERROR = {"type": "object", "additionalProperties": True, "description": "`detail` says what is wrong; validation errors name each field."}
 ERRORS = {
@@ -34,4 +37,58 @@ def add_error_responses(result, generator, request, public):
                     "description": description,
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
                 })
+    return result
+
+
+# --------------------------------------------------------------------------- constraints read at generation
+
+class ExactDecimalField(OpenApiSerializerFieldExtension):
+    """An amount's pattern as the API checks it. drf-spectacular's lets the integer part be empty (so "" and "-"
+    pass) and always allows a minus sign; the DecimalField refuses both, and a field with a minimum of 0 (pay,
+    bonuses) refuses negative amounts."""
+
+    target_class = "rest_framework.fields.DecimalField"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        field = self.target
+        schema = auto_schema._map_serializer_field(field, direction, bypass_extensions=True)
+        whole, places = field.max_whole_digits, field.decimal_places
+        if "pattern" in schema and whole and places:
+            sign = "" if field.min_value is not None and field.min_value >= 0 else "-?"
+            schema["pattern"] = rf"^{sign}(?:\d{{1,{whole}}}(?:\.\d{{0,{places}}})?|\.\d{{1,{places}}})$"
+        return schema
+
+
+def _campaign_kinds() -> list[str]:
+    from annotate.kinds import kind_choices
+
+    return [value for value, _ in kind_choices()]
+
+
+def _metric_names() -> list[str]:
+    # The registry as the scoring service checks it (deployment scorers from FACTLAB_EXTRA_SCORERS included).
+    from metrics_service import services
+
+    return sorted(services.REGISTRY)
+
+
+#: Values the API takes from a registry that can grow (protocols, scorers): read when the schema is generated,
+#: the same lists the views check against. (component, property) and (path, method, query parameter).
+REGISTRY_ENUMS_IN_BODIES = {("ScoringJobCreateRequest", "metric"): _metric_names}
+REGISTRY_ENUMS_IN_QUERIES = {("/api/campaigns/", "get", "kind"): _campaign_kinds}
+
+
+def state_registry_constraints(result, generator, request, public):
+    """Values the API takes from a registry, stated as enums in the schema."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for (component, prop), values in REGISTRY_ENUMS_IN_BODIES.items():
+        for name in (component, "Patched" + component):
+            field = schemas.get(name, {}).get("properties", {}).get(prop)
+            if field is not None:
+                field["enum"] = values()
+    for (path, method, name), values in REGISTRY_ENUMS_IN_QUERIES.items():
+        for parameter in result.get("paths", {}).get(path, {}).get(method, {}).get("parameters", []):
+            if parameter["in"] == "query" and parameter["name"] == name:
+                parameter["schema"]["enum"] = values()
     return result

@@ -7,7 +7,8 @@ from drf_spectacular.views import (
 )
 from rest_framework.routers import DefaultRouter
 
-from . import control, report_outputs, views
+# schema: its field extensions register on import, before any schema is generated.
+from . import control, report_outputs, schema, views  # noqa: F401
 
 router = DefaultRouter()
 router.register("campaigns", views.CampaignViewSet, basename="campaign")

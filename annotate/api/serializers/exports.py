@@ -8,14 +8,20 @@ from annotate.protocols import export_formats, export_parts
 from annotate.exporters.tabular import ANNOTATORS, ROW_KINDS, WORKER_STATUSES
 
 
+#: What ``rows`` takes, stated in the schema as it is checked: row kinds separated by commas, nothing else.
+ROWS_PATTERN = "^({kinds})(,({kinds}))*$".format(kinds="|".join(ROW_KINDS))
+
+
 class ExportQuerySerializer(serializers.Serializer):
     format = serializers.ChoiceField(choices=[], default="jsonl")
     file = serializers.ChoiceField(
         choices=["zip"], default="zip",
         help_text="frank only: the whole zip (default) or one of its JSON files: summaries, sentences, articles.",
     )
-    rows = serializers.CharField(
-        required=False, help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all)."
+    rows = serializers.RegexField(
+        ROWS_PATTERN, required=False,
+        help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all).",
+        error_messages={"invalid": f"expected a comma-separated list of {', '.join(ROW_KINDS)}"},
     )
     split = serializers.ChoiceField(choices=["valid", "test"], required=False)
     dataset = DatasetChoiceField(required=False)
@@ -39,8 +45,4 @@ class ExportQuerySerializer(serializers.Serializer):
         self.fields["file"].choices = ["zip", *export_parts()]
 
     def validate_rows(self, value: str) -> list[str]:
-        kinds = [v.strip() for v in value.split(",") if v.strip()]
-        unknown = [k for k in kinds if k not in ROW_KINDS]
-        if unknown or not kinds:
-            raise serializers.ValidationError(f"expected a comma-separated list of {', '.join(ROW_KINDS)}")
-        return kinds
+        return value.split(",")

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 
 from annotate.api import filters, serializers
 from annotate.api.pagination import StandardPagination
+from annotate.api.parsers import JSONParser
 from annotate.api.permissions import IsAdmin, IsResearcherOrAdmin
 from annotate.models import Campaign
 from annotate.roles import readable_campaigns
@@ -35,6 +36,8 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
     def get_permissions(self):
         return [IsAdmin()] if self.action in self.ADMIN_ACTIONS else [IsResearcherOrAdmin()]
 
+    # JSON only: a form field is text, and "0" read as false would accept what the schema's booleans refuse.
+    parser_classes = [JSONParser]
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Campaign.objects.none()
