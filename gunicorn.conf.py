@@ -13,9 +13,10 @@ os.environ.setdefault("FACTLAB_PRODUCTION", "1")
 preload_app = True
 
 
-def when_ready(server):
-    """Runs in the master after the application is loaded (``preload_app``) and before any worker forks."""
+def on_starting(server):
+    """Runs in the master after the application is loaded (``preload_app``), before it listens (a client is
+    refused until the server can answer, instead of waiting on a socket) and before any worker forks."""
     from factlab.warm import load_for_requests
 
     load_for_requests()
-    server.log.info("FactLab: views and spaCy pipelines loaded before forking workers")
+    server.log.info("FactLab: views and spaCy pipelines loaded before listening and forking workers")
