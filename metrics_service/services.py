@@ -31,7 +31,15 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotate.models import Campaign, MetricScore, MetricSource, Summary
-from factlab.jobs import SCORING_CHUNK_LOCK, is_running, running_lock, send_after_commit, task_named
+from factlab.jobs import (
+    SCORING_CHUNK_LOCK,
+    JobCancelled,
+    cancel_checkpoint,
+    is_running,
+    running_lock,
+    send_after_commit,
+    task_named,
+)
 from metrics_service.scorers import REGISTRY, Scorer, ScorerError, scorer_class
 
 from .models import (
@@ -271,12 +279,19 @@ def _run_scorer(scorer: Scorer, summaries: list[Summary], references: list[str] 
     return outputs
 
 
-def compute_chunk_scores(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[list[MetricScore], int]:
+MIN_SLICE = 8  # summaries per scorer call at least (a model-based scorer's own batch size when larger)
+
+
+def compute_chunk_scores(
+    job: ScoringJob, summary_ids: Sequence[int], checkpoint: Callable[[], None] | None = None,
+) -> tuple[list[MetricScore], int]:
     """Score the summaries of one chunk; return unsaved ``MetricScore`` rows and the number skipped.
 
     Summaries with a reference are scored with it; the others without, and for a scorer that
     ``needs_references`` not at all. A summary counts as skipped when it got fewer outputs than the
     scorer names (its reference-based outputs). Summaries deleted since submission are ignored.
+    The scorer is called on slices of the chunk, with ``checkpoint()`` (which raises to stop: a cancel)
+    before each, so a cancelled job stops after the slice under way rather than after the whole chunk.
     """
     scorer = _cached_scorer(job)
     summaries = list(Summary.objects.filter(pk__in=summary_ids).select_related("document", "edited_from").order_by("id"))
@@ -287,9 +302,14 @@ def compute_chunk_scores(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[l
     groups = [(with_ref, [references[s.pk].text for s in with_ref])]
     if not scorer.needs_references:
         groups.append((without_ref, None))
-    for group, refs in groups:
-        if not group:
-            continue
+    size = max(MIN_SLICE, int(getattr(scorer, "batch_size", 0) or 0))
+    slices = [
+        (group[start:start + size], None if refs is None else refs[start:start + size])
+        for group, refs in groups for start in range(0, len(group), size)
+    ]
+    for group, refs in slices:
+        if checkpoint:
+            checkpoint()
         for name, column in _run_scorer(scorer, group, refs).items():
             for summary, value in zip(group, column):
                 if value is not None and not (isinstance(value, float) and math.isnan(value)):
@@ -359,7 +379,8 @@ def process_chunk(chunk_id: int, *, final_attempt: bool = True) -> str:
 def _compute_chunk(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[list[MetricScore], int, Callable[[], None] | None]:
     target = CHUNK_HANDLERS.get(job.metric)
     if target is None:
-        rows, skipped = compute_chunk_scores(job, summary_ids)
+        checkpoint = cancel_checkpoint(lambda: ScoringJob.objects.filter(pk=job.pk, status=JobStatus.CANCELLED).exists())
+        rows, skipped = compute_chunk_scores(job, summary_ids, checkpoint)
         return rows, skipped, None
     module_name, function = target.split(":")
     return getattr(importlib.import_module(module_name), function)(job, summary_ids)
@@ -368,6 +389,15 @@ def _compute_chunk(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[list[Me
 def _compute_and_store(job_id: int, chunk_id: int, job: ScoringJob, chunk: ScoringChunk, attempt: int, final_attempt: bool) -> str:
     try:
         rows, skipped, store = _compute_chunk(job, chunk.summary_ids)
+    except JobCancelled:
+        # The job was cancelled while this chunk ran: it stops between two scorer calls, storing nothing.
+        with transaction.atomic():
+            job, chunk = _lock(job_id, chunk_id)
+            if chunk.status == ChunkStatus.RUNNING and chunk.attempts == attempt:
+                chunk.status, chunk.finished_at = ChunkStatus.CANCELLED, timezone.now()
+                chunk.save(update_fields=["status", "finished_at"])
+                _refresh_job(job)
+        return ChunkStatus.CANCELLED
     except Exception as exc:
         permanent = isinstance(exc, ScorerError)
         error = f"attempt {attempt}: {type(exc).__name__}: {exc}"
@@ -476,7 +506,7 @@ def campaign_scoring_jobs(campaign: Campaign, limit: int = 20) -> list[dict[str,
 
 
 def cancel_scoring_job(job: ScoringJob) -> ScoringJob:
-    """Cancel ``job``: its pending chunks are skipped, a chunk already running may still finish.
+    """Cancel ``job``: its pending chunks are skipped, a running chunk stops before its next scorer call.
 
     Cancelling a cancelled job does nothing; a job that finished (done or failed) cannot be cancelled
     (``ValueError``).

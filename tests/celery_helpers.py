@@ -228,8 +228,21 @@ class SleepyScorer(Scorer):
         return {"test_sleepy_chars": [float(len(s)) for s in summaries]}
 
 
+class SlowScorer(Scorer):
+    """Takes ``seconds_per_summary`` per summary it is given, like a model scoring one summary after another."""
+
+    name = "test_slow"
+    output_names = ("test_slow_chars",)
+
+    def score(self, documents, summaries, references=None):
+        self._check_lengths(documents, summaries, None)
+        time.sleep(float(self.config.get("seconds_per_summary", 0.25)) * len(summaries))
+        return {"test_slow_chars": [float(len(s)) for s in summaries]}
+
+
 TEST_SCORERS = {
     "test_words": "tests.celery_helpers:WordCountScorer",
     "test_sleepy": "tests.celery_helpers:SleepyScorer",
+    "test_slow": "tests.celery_helpers:SlowScorer",
 }
 EXTRA_SCORERS_ENV = ",".join(f"{name}={target}" for name, target in TEST_SCORERS.items())

@@ -1,4 +1,4 @@
-"""Cancelling a running job stops it within seconds, not at the end of its current batch (a real worker on Redis)."""
+"""Cancelling a running job stops it within seconds, not at the end of its current batch or chunk (a real worker on Redis)."""
 from __future__ import annotations
 
 import time
@@ -11,6 +11,7 @@ from annotate.models import (
     Document,
     DocumentPage,
     ImportStatus,
+    MetricScore,
     PagePreparation,
     Summary,
 )
@@ -22,11 +23,17 @@ from annotate.services.page_preparations import (
 )
 from factlab.jobs import (
     PAGE_PREPARATION_LOCK,
+    SCORING_CHUNK_LOCK,
     JobCancelled,
     cancel_checkpoint,
     is_running,
 )
-from tests.celery_helpers import CeleryWorker, broker, redis_url, wait_for
+from metrics_service.models import ChunkStatus
+from metrics_service.scorers import REGISTRY
+from metrics_service.services import cancel_scoring_job, submit_scoring_job
+from tests.celery_helpers import TEST_SCORERS, CeleryWorker, broker, redis_url, wait_for
+from tests.test_scoring_jobs_worker import WORKER_ENV
+from tests.test_scoring_jobs_worker import make_campaign as make_scoring_campaign
 
 SUBSET = Path(__file__).resolve().parent.parent / "data" / "frank-subset"
 DB = 12  # broker database of these tests
@@ -95,3 +102,28 @@ def test_cancelling_a_running_page_preparation_stops_it_within_seconds(transacti
     assert PagePreparation.objects.get(pk=run.pk).status == ImportStatus.SUCCEEDED
     assert DocumentPage.objects.filter(document__campaign=campaign).count() == total
     assert stopped_after < 5 and whole_batch > 2 + stopped_after + 5
+
+
+@pytest.mark.celery_worker
+@pytest.mark.slow
+def test_cancelling_a_running_scoring_job_stops_its_chunk_within_seconds(transactional_db, monkeypatch):
+    for name, target in TEST_SCORERS.items():
+        monkeypatch.setitem(REGISTRY, name, target)
+    campaign = make_scoring_campaign("cancel-scoring", n_documents=32, with_references=False)
+    with broker(redis_db=DB), CeleryWorker(broker_url=redis_url(DB), env=WORKER_ENV, queues=("cpu",)) as worker:
+        # One chunk of 64 summaries at a quarter of a second each: 16 s to score it whole.
+        job = submit_scoring_job(metric="test_slow", config={"seconds_per_summary": 0.25}, campaign=campaign, chunk_size=64)
+        chunk = job.chunks.get()
+        assert len(chunk.summary_ids) == 64
+        wait_for(lambda: is_running(SCORING_CHUNK_LOCK, chunk.pk), timeout=60, what="the chunk to start", workers=[worker])
+        time.sleep(1)
+        cancel_scoring_job(job)
+        cancelled = time.monotonic()
+        wait_for(lambda: not is_running(SCORING_CHUNK_LOCK, chunk.pk), timeout=60, what="the cancelled chunk to stop",
+                 workers=[worker])
+        stopped_after = time.monotonic() - cancelled
+    print(f"cancelled scoring chunk stopped after {stopped_after:.1f} s (16 s to score it whole)")
+    chunk.refresh_from_db()
+    assert chunk.status == ChunkStatus.CANCELLED
+    assert not MetricScore.objects.filter(config_key=job.config_key).exists()  # nothing half-stored
+    assert stopped_after < 5

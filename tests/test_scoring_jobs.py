@@ -31,6 +31,7 @@ from metrics_service.services import (
     job_progress,
     process_chunk,
     requeue_stale_chunks,
+    retry_scoring_job,
     resolve_references,
     submit_scoring_job,
 )
@@ -300,22 +301,25 @@ def test_cancel_skips_pending_chunks(campaign, undispatched):
         cancel_scoring_job(done)
 
 
-def test_a_chunk_running_when_its_job_is_cancelled_still_stores_its_work(campaign, undispatched, monkeypatch):
+def test_a_chunk_running_when_its_job_is_cancelled_stops_before_its_next_scorer_call(campaign, undispatched, monkeypatch):
     job = submit_scoring_job(metric="test_words", campaign=campaign, chunk_size=3)
     running, pending = job.chunks.order_by("index")
     compute = services.compute_chunk_scores
 
-    def cancel_meanwhile(job_, ids):
+    def cancel_meanwhile(job_, ids, checkpoint):
         cancel_scoring_job(job_)  # the admin cancels while this chunk is being scored
-        return compute(job_, ids)
+        return compute(job_, ids, checkpoint)
 
     monkeypatch.setattr(services, "compute_chunk_scores", cancel_meanwhile)
-    assert process_chunk(running.pk) == ChunkStatus.DONE
+    assert process_chunk(running.pk) == ChunkStatus.CANCELLED
+    running.refresh_from_db()
     pending.refresh_from_db()
     job.refresh_from_db()
-    assert pending.status == ChunkStatus.CANCELLED
-    assert job.status == JobStatus.CANCELLED and job.done == 3
-    assert MetricScore.objects.filter(config_key=job.config_key, metric="test_words").count() == 3
+    assert running.status == pending.status == ChunkStatus.CANCELLED
+    assert job.status == JobStatus.CANCELLED and job.done == 0
+    assert not MetricScore.objects.filter(config_key=job.config_key, metric="test_words").exists()  # nothing half-stored
+    assert retry_scoring_job(job).status == JobStatus.RUNNING  # both chunks can be scored again
+    assert job.chunks.filter(status=ChunkStatus.PENDING).count() == 2
 
 
 def test_transient_error_goes_back_to_pending_then_fails_on_the_last_attempt(campaign, undispatched):
