@@ -45,7 +45,8 @@ def qualification_answers(campaign, worker, *, wrong: int = 0) -> dict[str, str]
 
 @pytest.fixture
 def task1():
-    campaign = create_bump_campaign("t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, qualification_attempts=2)
+    campaign = create_bump_campaign("t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, qualification_attempts=2,
+                                    shipped_qualification_accepted=True)
     make_bump_document(campaign, types=["extrinsic_entity"])
     return campaign
 
@@ -87,7 +88,7 @@ def test_taxonomy_qualification_incomplete_then_wrong_then_right(client, task1):
 
 
 def test_accuracy_qualification_and_the_exclusive_pool(client, task1):
-    task2 = create_bump_campaign("t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, exclusive_with=task1,
+    task2 = create_bump_campaign("t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, exclusive_with=task1, shipped_qualification_accepted=True,
                                  qualification_attempts=2)
     make_bump_document(task2)
     took_t1, fresh = make_worker(), make_worker()

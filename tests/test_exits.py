@@ -45,7 +45,7 @@ def test_a_failed_qualification_shows_the_screen_out_code_and_a_return_link(kind
         campaign = make_campaign(prolific_completion_code="DONE8", prolific_screenout_code="OUT8", qualification_required=True)
         url = reverse("annotate:frank-qualification", args=[campaign.slug])
     else:
-        campaign = create_bump_campaign(uid("b").lower(), "Bump", kind, status="running")
+        campaign = create_bump_campaign(uid("b").lower(), "Bump", kind, status="running", shipped_qualification_accepted=True)
         campaign.prolific_completion_code, campaign.prolific_screenout_code = "DONE8", "OUT8"
         campaign.save()
         url = reverse("annotate:bump-qualification", args=[campaign.slug])
@@ -91,7 +91,7 @@ def test_mturk_worker_with_nothing_done_is_told_to_return_the_hit():
 def test_a_crowd_identity_sees_only_the_campaign_of_its_study_link():
     mine = make_campaign(prolific_completion_code="C1", prolific_screenout_code="S1")
     other = make_campaign()
-    bump = create_bump_campaign(uid("b").lower(), "BUMP Task 2", CampaignKind.BUMP_FREE, status="running")
+    bump = create_bump_campaign(uid("b").lower(), "BUMP Task 2", CampaignKind.BUMP_FREE, status="running", shipped_qualification_accepted=True)
     make_document(mine)
     client, _ = arrive(mine)
     home = client.get(reverse("annotate:home"))

@@ -213,8 +213,8 @@ def test_bump_pages_carry_no_qualification_key():
     from annotate.bump.services import create_bump_campaign
     from tests.factories import make_bump_document
 
-    task1 = create_bump_campaign("leak-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
-    task2 = create_bump_campaign("leak-t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)
+    task1 = create_bump_campaign("leak-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)
+    task2 = create_bump_campaign("leak-t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)
     make_bump_document(task1, types=["extrinsic_entity"])
     make_bump_document(task2)
     pages: dict[str, str] = {}

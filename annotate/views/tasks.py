@@ -90,7 +90,8 @@ def qualification(request: HttpRequest, slug: str, family: str) -> HttpResponse:
     }
     if participation.qualification_status == QualificationStatus.PASSED and request.method == "GET":
         return render(request, RESULT_TEMPLATE, {**context, "passed": True})
-    if protocol.qualification_source(campaign) == "shipped" and not campaign.shipped_qualification_accepted:
+    if (protocol.qualification_source(campaign) == "shipped" and not campaign.shipped_qualification_accepted
+            and participation.qualification_status != QualificationStatus.FAILED and qualification_attempts_left(participation) > 0):
         # The shipped pool's keys are in the source: offered only once an admin accepts that; nothing is counted.
         return render(request, "annotate/qualification_unavailable.html", context, status=503)
     if request.method == "POST":
