@@ -39,7 +39,7 @@ def _submit_and_wait_for_error(page) -> str:
 
 def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, screenshot):
     page = browser_page
-    campaign = create_bump_campaign("bump-e2e", "BUMP Task 1 (test)", CampaignKind.BUMP_TAXONOMY, status="running")
+    campaign = create_bump_campaign("bump-e2e", "BUMP Task 1 (test)", CampaignKind.BUMP_TAXONOMY, status="running", shipped_qualification_accepted=True)
     make_bump_document(campaign, types=["extrinsic_entity", "coreference"])
     worker = make_worker("bump-editor")
     live_login(page, live_server, "bump-editor", PASSWORD)
