@@ -46,7 +46,8 @@ class ExportView(CampaignScoped, APIView):
         parameters=[SLUG, serializers.ExportQuerySerializer],
         responses={
             (200, "application/zip"): OpenApiTypes.BINARY,
-            (200, "application/json"): OpenApiTypes.BINARY,
+            # A JSON document (bump, or one file of the frank zip): the schema takes it as parsed JSON.
+            (200, "application/json"): OpenApiTypes.ANY,
             (200, "application/x-ndjson"): OpenApiTypes.BINARY,
             (200, "text/csv"): OpenApiTypes.BINARY,
         },
