@@ -10,11 +10,24 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import Assignment, BonusEntry, CampaignKind, CampaignStatus, Participation
 from annotate.bump.services import create_bump_campaign
+from annotate.models import (
+    Assignment,
+    BonusEntry,
+    CampaignKind,
+    CampaignStatus,
+    Participation,
+)
 from annotate.services.assignments import request_assignment
 from annotate.services.attention import clean_signals, worker_attention
-from tests.factories import BUMP_REFERENCE, make_bump_document, make_campaign, make_document, make_worker, qualify
+from tests.factories import (
+    BUMP_REFERENCE,
+    make_bump_document,
+    make_campaign,
+    make_document,
+    make_worker,
+    qualify,
+)
 from tests.test_frank_protocol import age, answers_for
 
 pytestmark = pytest.mark.django_db

@@ -12,10 +12,28 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import BonusEntry, Document, GoldLabel, GoldSource, Participation, PayDecision, PayDecisionKind
-from annotate.services.control_items import mark_gold_public, set_gold_label, worker_quality
+from annotate.models import (
+    BonusEntry,
+    Document,
+    GoldLabel,
+    GoldSource,
+    Participation,
+    PayDecision,
+    PayDecisionKind,
+)
+from annotate.services.control_items import (
+    mark_gold_public,
+    set_gold_label,
+    worker_quality,
+)
 from annotate.services.imports import import_dataset
-from benchmarks.adversary_bot import GoldFollower, PublicLabelBot, run_worker, setup_campaign, worker_figures
+from benchmarks.adversary_bot import (
+    GoldFollower,
+    PublicLabelBot,
+    run_worker,
+    setup_campaign,
+    worker_figures,
+)
 from tests.factories import make_campaign, make_document, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -81,7 +99,9 @@ def test_a_bot_holding_frank_s_released_labels_earns_no_bonus_on_frank_data(fran
 
 
 def test_a_worker_checked_against_private_gold_is_paid_the_bonus(frank_dir):
-    campaign = setup_campaign(frank_dir, 16, slug="private-gold", min_seconds_per_sentence=2.0, trap_rate=0.0, private_gold=True)
+    # Traps on (the default): scored within overlap bands, gold alone decides late on FRANK, whose bands rarely
+    # hold both classes; the worker answers traps as they are.
+    campaign = setup_campaign(frank_dir, 16, slug="private-gold", min_seconds_per_sentence=2.0, private_gold=True)
     assert not GoldLabel.objects.filter(summary__document__campaign=campaign, public=True).exists()
     honest = make_worker()
     client = Client()
@@ -95,7 +115,8 @@ def test_a_worker_checked_against_private_gold_is_paid_the_bonus(frank_dir):
 
 
 def test_an_admin_who_accepts_the_risk_pays_bonuses_on_public_labels(frank_dir):
-    campaign = setup_campaign(frank_dir, 16, slug="risk-accepted", min_seconds_per_sentence=2.0, trap_rate=0.0)
+    # No confidence asked of the score: without traps, FRANK's gold decides the score within overlap bands late.
+    campaign = setup_campaign(frank_dir, 16, slug="risk-accepted", min_seconds_per_sentence=2.0, trap_rate=0.0, bonus_confidence=0.0)
     admin = _admin()
     control = reverse("annotate:manage-control", args=[campaign.slug])
     assert 'id="accept-public-bonus"' in admin.get(control).content.decode()

@@ -12,6 +12,7 @@ named in ``dropped``): the submission itself is never refused for its signals.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass
 from typing import Any
@@ -37,7 +38,7 @@ def clean_signals(raw: Any) -> dict[str, Any]:
         return {"dropped": ["signals (not an object)"]}
     for name, value in raw.items():
         limit = FIELDS.get(name)
-        if limit is None or isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        if limit is None or isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
             dropped.append(str(name)[:40])
             continue
         signals[name] = round(min(float(value), limit), 2) if name.endswith("seconds") else int(min(value, limit))
