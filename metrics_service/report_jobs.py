@@ -109,12 +109,15 @@ def _user_mutex(user_id: int, wait: float = 3.0) -> Iterator[None]:
     # Counting a user's open jobs and adding one must not interleave with another request of the same user.
     key = f"{_user_index_key(user_id)}:lock"
     deadline = time.monotonic() + wait
-    while not cache.add(key, 1, 10) and time.monotonic() < deadline:
+    acquired = cache.add(key, 1, 10)
+    while not acquired and time.monotonic() < deadline:
         time.sleep(0.05)
+        acquired = cache.add(key, 1, 10)
     try:
-        yield
+        yield  # after the wait without the lock too: a request never hangs on a lock its holder did not free
     finally:
-        cache.delete(key)
+        if acquired:
+            cache.delete(key)
 
 
 def _open_jobs_of(user_id: int) -> dict[str, str]:

@@ -75,6 +75,31 @@ def test_a_user_has_at_most_the_allowed_report_jobs_at_once(campaign, researcher
     assert researcher_client.get(f"{C}/report/?split=all&kendall=true").status_code == 202
 
 
+def test_simultaneous_requests_of_one_user_queue_no_more_than_the_limit(transactional_db, settings, waiting_broker):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    from metrics_service.report_jobs import ReportJobLimit
+
+    settings.FACTLAB_REPORT_JOBS_PER_USER = 2
+    campaign = make_scoring_campaign("simultaneous-reports", n_documents=2, with_references=False)
+
+    def ask(options: dict) -> str:
+        try:
+            return "queued" if request_report(campaign, user_id=7, **options)[1]["state"] == "queued" else "other"
+        except ReportJobLimit:
+            return "refused"
+        finally:
+            connection.close()
+
+    floods = [{"split": split, "kendall": kendall} for split in ("all", "valid", "test") for kendall in (False, True)]
+    with ThreadPoolExecutor(max_workers=len(floods)) as pool:
+        answers = list(pool.map(ask, floods))
+    assert sorted(answers) == ["queued"] * 2 + ["refused"] * 4, answers
+    assert waiting_broker.llen("reports") == 2
+
+
 @pytest.mark.celery_worker
 @pytest.mark.slow
 def test_an_import_finishes_in_seconds_while_reports_fill_their_worker(transactional_db, settings, tmp_path):
