@@ -214,7 +214,7 @@ def _is_typo(old: str, new: str, is_known: Callable[[str], bool]) -> bool:
     return 0 < distance <= 2 and 2 * distance < len(old) and not is_known(new)
 
 
-def change_problem(reference: str, edited: str, *, context: str = "", is_known: Callable[[str], bool] | None = None) -> str:
+def change_problem(reference: str, edited: str, *, context: str = "") -> str:
     """Why the words ``edited`` changes are not one real change of ``reference``, or "" when they are.
 
     One real change: one changed place (two places swapping their words count as one), which is not only an
@@ -242,7 +242,7 @@ def change_problem(reference: str, edited: str, *, context: str = "", is_known: 
     context_words = {w.casefold() for w in words(comparable(context + " " + reference))}
 
     def known(word: str) -> bool:
-        return word.casefold() in context_words or (is_known or lexicon.is_english_word)(word)
+        return word.casefold() in context_words or lexicon.is_english_word(word)
 
     if len(change.deleted) == len(change.inserted) and all(
         old.casefold() == new.casefold() or _is_typo(old, new, known) for old, new in zip(change.deleted, change.inserted)
@@ -390,7 +390,6 @@ def edit_hints(inserted: Sequence[str], article: str, requested_error_type: str 
 
 def edit_problems(
     reference: str, edited: str, *, max_distance: int, count_sentences: Callable[[str], int], context: str = "",
-    is_known: Callable[[str], bool] | None = None,
 ) -> dict[str, str]:
     """Why ``edited`` is not an acceptable minimal edit of ``reference``: ``{field: message}``, empty if fine.
 
@@ -422,7 +421,7 @@ def edit_problems(
             "edited": f"The edit changes {distance} words; keep it minimal (at most {max_distance} words changed, "
             "inserted or deleted). Do not rewrite the summary."
         }
-    problem = change_problem(reference, edited, context=context, is_known=is_known)
+    problem = change_problem(reference, edited, context=context)
     if problem:
         return {"edited": problem}
     before, after = count_sentences(reference), count_sentences(edited)
