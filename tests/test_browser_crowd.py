@@ -45,7 +45,7 @@ def test_a_crowd_id_stays_in_the_browser_that_created_it(browser_page, new_page,
     assert "/frank/task/" in owner.url
     # The task page states pay, bonus and blocking rules, and its heartbeat reserves the item.
     rules = owner.locator("#worker-rules")
-    assert "A wrong answer ends your participation" in rules.inner_text()
+    assert "a second wrong answer ends your participation" in rules.inner_text()
     assert owner.locator("#owed-so-far").inner_text() == "$0.00"
     assignment = Assignment.objects.get(worker__external_id=pid)
     assert wait_for(lambda: Assignment.objects.get(pk=assignment.pk).last_seen_at is not None)

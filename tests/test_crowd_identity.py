@@ -72,7 +72,7 @@ def submit_current(client: Client, campaign, worker: Worker, *, entity_right: bo
     choice = answer if entity_right else (answer + 1) % len(assignment.layout["entity"]["options"])
     client.post(reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk]), {"choice": choice}, content_type="application/json")
     assignment.refresh_from_db()
-    if entity_right:
+    if not Participation.objects.get(worker=worker, campaign=campaign).is_blocked:  # a first wrong answer is forgiven
         response = client.post(reverse("annotate:frank-submit", args=[campaign.slug, assignment.pk]), answers_for(assignment), content_type="application/json")
         assert response.status_code == 200, response.content
     return assignment
@@ -260,7 +260,9 @@ def test_screen_out_code_only_for_the_screened_out(client):
     pid = uid()
     client.get(prolific_url(campaign, pid), REMOTE_ADDR=an_ip())
     worker = Worker.objects.get(external_id=pid)
-    submit_current(client, campaign, worker, entity_right=False)
+    submit_current(client, campaign, worker, entity_right=False)  # forgiven once (Prolific's rule): the item is submitted
+    assert not Participation.objects.get(worker=worker).is_blocked
+    submit_current(client, campaign, worker, entity_right=False)  # the second failure screens the worker out
     assert Participation.objects.get(worker=worker).is_blocked
     for url in (reverse("annotate:campaign-done", args=[campaign.slug]), reverse("annotate:campaign", args=[campaign.slug])):
         page = client.get(url).content
@@ -463,7 +465,7 @@ def test_task_page_states_pay_bonus_owed_and_blocking_rules_without_revealing_ch
     assert "$0.75</strong> per item" in page
     assert "$1.00</strong> per item submitted while your agreement with our known answers is at least 60%" in page
     assert 'id="owed-so-far">$2.25<' in page
-    assert "A wrong answer ends your participation" in page
+    assert "a second wrong answer ends your participation" in page
     assert "giving the same answer everywhere scores 50%" in page and "If it falls below 60%" in page
     assert "fewer than 50% of at least 3 added check sentences are judged correctly, your participation ends" in page
     assert "working consistently faster holds your pay" in page

@@ -12,12 +12,19 @@ from annotate.services.errors import AssignmentClosed, InvalidSubmission
 from annotate.services.participation import block_participation, require_eligible
 
 
+#: Prolific's published rule: a participant may be rejected for attention checks only after failing two.
+ENTITY_FAILURES_TO_BLOCK = 2
+
+
 def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:
     """Check the worker's answer to "Which of the following was NOT mentioned in the article?".
 
-    A wrong answer blocks the worker from the campaign now (their assignment is released). Answering
-    twice returns the first outcome. Returns ``{"correct": bool, "blocked_reason": str | None}``; the
-    right option is never returned.
+    Prolific's attention-check policy: a check answerable with the article on screen (the page shows it), and a
+    participant is removed only after failing two. So a first wrong answer is recorded and the worker goes on
+    with the item; the :data:`ENTITY_FAILURES_TO_BLOCK`-th wrong answer in the campaign blocks them (their
+    unfinished assignment is released; items already submitted keep their pay). Answering twice returns the
+    first outcome. Returns ``{"correct": bool, "blocked_reason": str | None, "failures": int}``; the right
+    option is never returned.
     """
     from annotate.services.assignments import lock_worker_assignment
 
@@ -27,7 +34,8 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
         if entity is None:
             return {"correct": True, "blocked_reason": None}
         if assignment.entity_correct is not None:
-            return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None}
+            return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None,
+                    "failures": participation.entity_failures}
         if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
             raise AssignmentClosed("This task is closed; reload the page to get a new one.")
         require_eligible(participation)
@@ -40,8 +48,10 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
         Participation.objects.filter(pk=participation.pk).update(
             entity_checks=F("entity_checks") + 1, entity_failures=F("entity_failures") + (0 if correct else 1)
         )
+        failures = participation.entity_failures + (0 if correct else 1)
         reason = None
-        if not correct and assignment.item.campaign.entity_check_enabled:
-            reason = "the answer to the reading check (which of the three options was not mentioned in the article) was wrong"
+        if not correct and assignment.item.campaign.entity_check_enabled and failures >= ENTITY_FAILURES_TO_BLOCK:
+            reason = (f"{failures} answers to the reading check (which option was not mentioned in the article) were wrong; "
+                      "the items you submitted before are paid")
             block_participation(participation, reason)
-    return {"correct": correct, "blocked_reason": reason}
+    return {"correct": correct, "blocked_reason": reason, "failures": failures}

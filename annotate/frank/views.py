@@ -151,9 +151,16 @@ def entity_answer(request: HttpRequest, slug: str, assignment_id: int) -> JsonRe
         outcome = check_entity_answer(assignment_id, worker_for_user(request.user), json_body(request).get("choice"), campaign)
     except WorkflowError as exc:
         return error_response(exc)
+    if outcome["blocked_reason"]:
+        detail = f"You cannot take more items in this campaign: {outcome['blocked_reason']}."
+    elif not outcome["correct"]:
+        detail = ("That was not the option missing from the article. You can go on with this item; a second wrong "
+                  "answer to a reading check ends your participation (the items you submitted are paid).")
+    else:
+        detail = ""
     return JsonResponse({
         "correct": outcome["correct"],
         "blocked": bool(outcome["blocked_reason"]),
-        "detail": (f"You have been blocked from this campaign: {outcome['blocked_reason']}." if outcome["blocked_reason"] else ""),
+        "detail": detail,
         "next": reverse("annotate:campaign", args=[slug]),
     })

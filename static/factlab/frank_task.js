@@ -110,6 +110,7 @@
     ["read", "entity", "annotate", "submit"].forEach(function (name) { $("step-" + name).hidden = name !== step; });
     renderProgress();
     if (step === "read") articleHtml($("read-article"), null);
+    if (step === "entity") articleHtml($("entity-article"), null);  // a check answered with the article in view
     if (step === "annotate") { renderSentence(); startClock(); }
     // On a phone the sentence under judgement and its evidence start below the page head: show them.
     if (step === "annotate" && window.matchMedia("(max-width: 900px)").matches) $("summary-title").scrollIntoView({block: "start"});
@@ -117,7 +118,7 @@
     if (step === "annotate") showEvidence();  // again, now that the window has scrolled
   }
 
-  // ---- step 2: the reading check (the article is not on screen)
+  // ---- step 2: the reading check (the article stays on screen: no memory recall, as Prolific requires)
   data.entity_options.forEach(function (option, k) {
     const label = document.createElement("label");
     const input = document.createElement("input");
@@ -144,9 +145,9 @@
       endPage(result.data.detail, result.data.next, "Continue", "blocked-continue");
       return;
     }
-    showError("");
     data.entity_done = true;
     show("annotate");
+    showError(result.data.correct ? "" : result.data.detail);  // a first wrong answer: said, and the item goes on
   });
 
   // ---- step 3: sentence by sentence
