@@ -17,10 +17,22 @@ def load_for_jobs() -> None:
 
 
 def load_for_requests() -> None:
-    """Every view module (the URL conf) and the spaCy pipelines that claims and submits use."""
+    """Every view module (the URL conf), the spaCy pipelines that claims and submits use, and what every
+    first request would import (authentication backends, session engine, cache backend, base template).
+    Nothing here connects to a database or to Redis: forked workers must not share a connection."""
+    from importlib import import_module
+
+    from django.conf import settings
+    from django.contrib.auth import get_backends
+    from django.template.loader import get_template
     from django.urls import get_resolver
+    from django.utils.module_loading import import_string
 
     from annotate.nlp import load_pipelines
 
     get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view module
+    get_backends()
+    import_module(settings.SESSION_ENGINE)
+    import_string(settings.CACHES["default"]["BACKEND"])
+    get_template("base.html")
     load_pipelines()

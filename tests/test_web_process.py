@@ -28,12 +28,13 @@ from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qua
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-# Wraps the repository's gunicorn.conf.py: counts spaCy loads per process (from before the application is
-# loaded) and logs, per request, the loads and the modules imported while it ran.
+# Wraps the repository's gunicorn.conf.py: counts spaCy loads per process (from before its start-up hook)
+# and logs, per request, the loads and the modules imported while it ran.
 SPY_CONFIG = '''
 import json, os, sys
 exec(compile(open({conf!r}).read(), {conf!r}, "exec"))
 _loads = []
+_load_before_listening = on_starting
 
 def on_starting(server):
     import spacy
@@ -43,6 +44,7 @@ def on_starting(server):
             _loads.append([os.getpid(), _name])
             return _real(*args, **kwargs)
         setattr(spacy, name, spy)
+    _load_before_listening(server)
 
 def pre_request(worker, req):
     worker.factlab_before = (len(_loads), set(sys.modules))
@@ -114,8 +116,13 @@ class Server:
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode(errors="replace")
 
-    def requests_logged(self) -> list[dict]:
-        return [json.loads(line) for line in self.log.read_text().splitlines()]
+    def requests_logged(self, count: int) -> list[dict]:
+        """The first ``count`` requests' log lines (gunicorn writes one after sending its response)."""
+        deadline = time.monotonic() + 30
+        while len(lines := (self.log.read_text().splitlines() if self.log.exists() else [])) < count:
+            assert time.monotonic() < deadline, f"{len(lines)} of {count} requests logged"
+            time.sleep(0.1)
+        return [json.loads(line) for line in lines[:count]]
 
 
 def terminate_backends(application_name: str) -> int:
@@ -148,7 +155,7 @@ def test_a_fresh_worker_loads_no_spacy_in_a_request_and_dropped_database_connect
         )
         assert status == 200, answer
         assert Edit.objects.get(assignment=assignment).edited_summary.text == edited
-        submit = server.requests_logged()[0]
+        submit = server.requests_logged(1)[0]
         # The master loaded the pipelines (the spy counts them, so it sees loads) before forking the worker...
         assert submit["loads_before"] and {pid for pid, _ in submit["loads_before"]} == {server.process.pid}
         # ...and the worker's first request, a BUMP submit that splits and counts sentences, loaded none.
