@@ -16,6 +16,9 @@ The rules, and only these, separate a shown text from its stored text:
   ``'`` or ``"`` opens or closes by turn; a closing quote glued to the next word gets its space back;
 - ``#`` before an amount is the pound sign of CNN/DailyMail's tokenisation ("# 1.9 m" -> "£1.9m");
 - ``UNK`` (a word the system could not produce) becomes the neutral :data:`UNKNOWN_WORD`;
+- mojibake in the source (UTF-8 read as Windows-1252, e.g. "Â£50,000", "itâ€™s") is repaired with ftfy, and so
+  is mojibake a corpus lower-cased afterwards ("â£50,000" in QAGS' XSum articles: "Â" lower-cased), which ftfy
+  cannot see (:func:`repair_mojibake`);
 - a lower-cased summary is truecased: each word takes its most frequent casing in the article, and every
   sentence starts with a capital (:func:`truecase`).
 """
@@ -25,6 +28,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
+
+import ftfy
 
 #: What a worker sees for a word the summarising system could not produce (its ``UNK`` token).
 UNKNOWN_WORD = "[?]"
@@ -48,6 +53,40 @@ _SENTENCE_BREAK = re.compile(r"(?<=[^\W_]{2}[.!?])[\"'’”)]*\s+")
 _LONE_OPENING_QUOTE = re.compile(r"\s+(['‘\"“])$")
 
 
+# A lower-cased lead character of UTF-8-as-Windows-1252 mojibake (À-Ï became à-ï) and its continuation
+# characters (bytes 0x80-0xBF as Windows-1252 or Latin-1 shows them).
+_LOWERED_MOJIBAKE = re.compile(
+    "[\u00e0-\u00ef][\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc"
+    "\u2013\u2014\u2018\u2019\u201a\u201c\u201d\u201e\u2020\u2021\u2022\u2026\u2030\u2039\u203a\u20ac\u2122]{1,2}"
+)
+
+
+def _undo_lowered_mojibake(match: re.Match) -> str:
+    raw = match.group(0)
+    candidate = raw[0].upper() + raw[1:]
+    for encoding in ("cp1252", "latin-1"):
+        try:
+            return candidate.encode(encoding).decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            continue
+    return raw  # not mojibake after all (e.g. "à" before a quote)
+
+
+def repair_mojibake(text: str) -> str:
+    """Text whose UTF-8 was decoded as Windows-1252 somewhere upstream, repaired; other text unchanged.
+
+    Examples
+    --------
+    >>> repair_mojibake("he paid â£50,000, itâ€™s said")
+    'he paid £50,000, it’s said'
+    >>> repair_mojibake("déjà vu à la carte, naïve café £5")
+    'déjà vu à la carte, naïve café £5'
+    """
+    if text.isascii():
+        return text
+    return _LOWERED_MOJIBAKE.sub(_undo_lowered_mojibake, ftfy.fix_encoding(text))
+
+
 @lru_cache(maxsize=50000)
 def present(text: str) -> str:
     """The text as a person would write it (see the module's rules; no casing change).
@@ -55,7 +94,7 @@ def present(text: str) -> str:
     Idempotent, and ordinary (untokenised) text comes back unchanged except for ``UNK`` and a ``#`` before
     an amount, so it is safe to apply to everything shown.
     """
-    tokens = text.replace("\\'", "'").replace('\\"', '"').split()
+    tokens = repair_mojibake(text).replace("\\'", "'").replace('\\"', '"').split()
     out: list[str] = []
     glue_next = False
     single_open = double_open = False

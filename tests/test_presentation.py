@@ -148,3 +148,15 @@ def test_presenting_twice_changes_nothing(records):
         for line in record["article_lines"]:
             once = present(line)
             assert present(once) == once
+
+
+@pytest.mark.parametrize("stored, shown", [
+    ("he paid â£50,000 for the car .", "he paid £50,000 for the car."),  # mojibake lower-cased with its corpus
+    ("He paid Â£50,000 for the car.", "He paid £50,000 for the car."),
+    ("Itâ€™s the councilâ€™s plan.", "It’s the council’s plan."),
+    ("the cafã© in zã¼rich", "the café in zürich"),
+    ("Déjà vu à la carte, naïve café £5 – ok", "Déjà vu à la carte, naïve café £5 – ok"),  # real accents stay
+])
+def test_mojibake_of_any_corpus_is_repaired_for_the_reader(stored, shown):
+    assert present(stored) == shown
+    assert present(present(stored)) == shown
