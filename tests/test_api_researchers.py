@@ -114,7 +114,7 @@ def test_invitation_api_refuses_bad_tokens_weak_passwords_and_non_admins(admin_c
     again = anonymous.post("/api/auth/invitation/", {"uid": uid, "token": token, "password": PASSWORD + "2"}, format="json")
     assert again.status_code == 400
     duplicate = admin_client.post("/api/researchers/", {"username": "turing"}, format="json")
-    assert duplicate.status_code == 400 and "already exists" in str(duplicate.json())
+    assert duplicate.status_code == 409 and "already exists" in str(duplicate.json())
     listed = admin_client.get("/api/researchers/").json()
     assert [r["username"] for r in listed if r["username"] == "turing"] and all("invitation" not in r for r in listed)
 

@@ -97,6 +97,7 @@ def _parameter(schema: dict, path: str, method: str, name: str) -> dict:
 @pytest.mark.django_db
 def test_schema_states_the_constraints_the_server_enforces(campaign, admin_client, researcher_client):
     from annotate.kinds import kind_choices
+    from annotate.models import Campaign
     from metrics_service.services import REGISTRY
 
     schema = admin_client.get("/api/schema/?format=json").json()
@@ -128,6 +129,12 @@ def test_schema_states_the_constraints_the_server_enforces(campaign, admin_clien
     for value in ("", "-", "-1.00", "1.5", ".5", "12.25"):
         response = admin_client.patch("/api/campaigns/frank-api/", {"pay_per_item": value}, format="json")
         assert (response.status_code == 200) == bool(re.match(amount, value)), (value, response.content)
+
+    # Well-formed but taken: a conflict with the current state (409), which no schema can state.
+    Campaign.objects.create(slug="taken-slug", name="Taken")
+    taken = admin_client.patch("/api/campaigns/frank-api/", {"slug": "taken-slug"}, format="json")
+    assert taken.status_code == 409 and "slug" in taken.json()
+    assert admin_client.patch("/api/campaigns/frank-api/", {"slug": "taken slug"}, format="json").status_code == 400
 
     # Booleans are JSON's: campaigns and gold labels take JSON bodies only (a form's "0" is not a boolean).
     assert list(schema["paths"]["/api/campaigns/"]["post"]["requestBody"]["content"]) == ["application/json"]

@@ -17,7 +17,7 @@ ERRORS = {
     "404": "No such object, or not one the caller may read.",
     "405": "Method not allowed.",
     "406": "Not acceptable (unknown format).",
-    "409": "Conflict: the object's state does not allow this (e.g. a finished campaign or job).",
+    "409": "Conflict: the object's state does not allow this (e.g. a finished campaign or job), or a value is taken (slug, username).",
     "413": "Upload above FACTLAB_MAX_UPLOAD_BYTES.",
     "415": "Unsupported media type.",
     "429": "Rate limit exceeded (see Retry-After).",

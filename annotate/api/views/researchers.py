@@ -47,7 +47,7 @@ class ResearcherListView(APIView):
         from django.contrib.auth import get_user_model
 
         if get_user_model().objects.filter(username=data["username"]).exists():
-            return Response({"username": [f"{data['username']!r} already exists"]}, status=status.HTTP_400_BAD_REQUEST)
+            return Response({"username": [f"{data['username']!r} already exists"]}, status=status.HTTP_409_CONFLICT)
         try:
             user = create_researcher(data["username"], email=data["email"], campaigns=data["campaigns"])
         except ResearcherError as exc:
