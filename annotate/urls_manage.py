@@ -8,6 +8,7 @@ urlpatterns = [
     path("manage/new/", study.new_campaign, name="manage-new"),
     path("manage/imports/<int:job_id>/", study.import_page, name="manage-import"),
     path("manage/imports/<int:job_id>/status.json", study.import_status, name="manage-import-status"),
+    path("manage/imports/<int:job_id>/confirm/", study.import_confirm, name="manage-import-confirm"),
     path("manage/<slug:slug>/upload/<str:kind>/", study.upload_to_campaign, name="manage-upload"),
     path("manage/<slug:slug>/jobs/", study.campaign_jobs, name="manage-jobs"),
     path("manage/<slug:slug>/jobs/<str:job_kind>/<int:job_id>/<str:action>/", study.job_action, name="manage-job-action"),

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from annotate.bump import content as bump_content
 from annotate.bump import edits
+from annotate.importers.sniff import Recognition, Sample
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump import taxonomy as bump_taxonomy
@@ -143,6 +144,24 @@ def schedule_auto_scoring(campaign: Campaign, summary_ids: list[int]) -> None:
 
     transaction.on_commit(run)
 
+
+
+BUMP_FIELDS = {"article", "reference_summary", "edited_summary", "error_type"}
+
+
+def recognize_bump(sample: Sample) -> Recognition | None:
+    """BUMP's task files, and which task: Task 1 asked for one given error type (its records carry the
+    reviewed ``corrected_error_type`` and type names such as "Extrinsic Entity Error"); Task 2 let the annotator
+    introduce any error and name it afterwards (no ``corrected_error_type``)."""
+    if sample.shape != "json-array" or not BUMP_FIELDS <= sample.keys:
+        return None
+    task1 = "corrected_error_type" in sample.keys or all(
+        str(r.get("error_type", "")).strip().lower().endswith("error") for r in sample.records if r.get("error_type"))
+    if task1:
+        return Recognition("a JSON array of BUMP pairs with 'corrected_error_type' (BUMP Task 1: a given error type)",
+                           kind=CampaignKind.BUMP_TAXONOMY)
+    return Recognition("a JSON array of BUMP pairs without 'corrected_error_type' (BUMP Task 2: any error)",
+                       kind=CampaignKind.BUMP_FREE)
 
 class _BumpProtocol(Protocol):
     family = "bump"
@@ -288,7 +307,9 @@ class BumpTaxonomyProtocol(_BumpProtocol):
             store.item(document, reference, error_type.code)
 
     # BUMP's task file becomes a Task 1 campaign unless the import names another kind.
-    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {"bump": DatasetFormat(import_bump, (".json",), public_labels="BUMP")}
+    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
+        "bump": DatasetFormat(import_bump, (".json",), public_labels="BUMP", recognize=recognize_bump),
+    }
 
 
 class BumpFreeProtocol(_BumpProtocol):

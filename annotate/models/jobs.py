@@ -10,6 +10,7 @@ from .campaigns import Campaign
 
 
 class ImportStatus(models.TextChoices):
+    DETECTED = "detected", "Waiting for the admin to confirm the detected format"
     PENDING = "pending", "Waiting for a worker"
     RUNNING = "running", "Running"
     SUCCEEDED = "succeeded", "Succeeded"

@@ -55,6 +55,9 @@ class DatasetFormat:
     #: The published benchmark whose released labels this format carries (e.g. "FRANK"): gold derived from
     #: them is public, since anyone may download the answers. Empty for a format of new, unpublished data.
     public_labels: str = ""
+    #: Whether a sample of a file looks like this format, and why (``annotate.importers.sniff``); None: never
+    #: recognised from content, only chosen by name.
+    recognize: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from annotate.importers.base import ImportFailed
+from annotate.importers.sniff import Detection, Sample, describe, read_sample, recognize
 from annotate.models import Campaign, ImportJob, ImportStatus
 from annotate.protocols import dataset_formats
 from annotate.services.job_state import JobStateError, lost_pending
@@ -62,10 +63,60 @@ def dataset_option_formats() -> list[str]:
     return [name for name, (fmt, _) in dataset_formats().items() if "dataset" in fmt.options]
 
 
+#: The format (and kind) to take from the file's content (annotate.importers.sniff).
+DETECT = "auto"
+
+
+def detect_dataset(upload: UploadedFile) -> tuple[list[Detection], Sample]:
+    """The dataset formats whose recognizers accept the upload's head, and the sample they read."""
+    upload.seek(0)
+    sample = read_sample(Path(upload.name or "").name, upload.file if hasattr(upload, "file") else upload)
+    upload.seek(0)
+    recognizers = {name: fmt.recognize for name, (fmt, _) in dataset_formats().items() if fmt.recognize}
+    return recognize(sample, recognizers), sample
+
+
+def resolve_detection(
+    upload: UploadedFile, *, fmt: str, campaign_kind: str, existing_kind: str | None = None,
+) -> tuple[str, str, str]:
+    """``(format, campaign kind, what was detected and why)`` for a dataset upload: ``auto`` takes the format
+    (and, for a new campaign without a chosen kind, the kind) from the content; a choice the content
+    contradicts is refused naming what the file looks like, never imported as a silent guess."""
+    detections, sample = detect_dataset(upload)
+    name = Path(upload.name or "").name
+    if fmt == DETECT:
+        if not detections:
+            known = ", ".join(f for f, (dataset_format, _) in dataset_formats().items() if dataset_format.recognize)
+            raise ValueError(f"format: {name!r} fits no dataset format this platform reads ({known}): it is "
+                             f"{describe(sample)}; choose the format by name if you know it")
+        chosen = detections[0]
+    else:
+        matching = [d for d in detections if d.format == fmt]
+        if detections and not matching:
+            other = detections[0]
+            raise ValueError(f"format: {fmt!r} was chosen, but {name!r} looks like {other.format}: {other.reason}; "
+                             f"choose {other.format!r} (or 'auto')")
+        chosen = matching[0] if matching else None
+    if chosen is None:
+        return fmt, campaign_kind, ""
+    wanted = campaign_kind or existing_kind
+    if chosen.kind and wanted and wanted != chosen.kind:
+        where = "the campaign is" if existing_kind and not campaign_kind else "the kind chosen is"
+        raise ValueError(f"campaign_kind: {where} {wanted!r}, but {name!r} is {chosen.reason}; "
+                         f"import it into a {chosen.kind!r} campaign")
+    kind = campaign_kind or ("" if existing_kind else (chosen.kind or ""))
+    return chosen.format, kind, f"{chosen.format}{f' ({chosen.kind})' if chosen.kind else ''}: {chosen.reason}"
+
+
 def create_import_job(
-    *, kind: str, fmt: str, campaign_slug: str, campaign_kind: str, upload: UploadedFile, user, options: dict | None = None
+    *, kind: str, fmt: str, campaign_slug: str, campaign_kind: str, upload: UploadedFile, user, options: dict | None = None,
+    confirm_first: bool = False,
 ) -> ImportJob:
     """Store the uploaded file under MEDIA_ROOT, record the job, and queue its task once committed.
+
+    A dataset upload's content is recognised first (:func:`resolve_detection`): ``fmt="auto"`` takes the format
+    and kind from it, a contradicted choice is refused. With ``confirm_first`` (the browser's new-campaign form)
+    the job waits, status ``detected``, until the admin confirms what was detected (:func:`confirm_import_job`).
 
     Raises ``ValueError`` for a format/kind pair that does not exist or a file with the wrong ending,
     :class:`UploadTooLarge` above the size limit, and for researchers the refusals of
@@ -73,9 +124,16 @@ def create_import_job(
     """
     options = {k: v for k, v in (options or {}).items() if v}
     suffixes_by_format = upload_suffixes()
+    check_import_allowed(user, kind=kind, campaign_slug=campaign_slug)
+    check_upload_size(upload.size)
+    # after the right to the campaign is checked: the answer names the campaign's kind
+    if kind == "dataset":
+        existing = Campaign.objects.filter(slug=campaign_slug).values_list("kind", flat=True).first()
+        fmt, campaign_kind, detected = resolve_detection(upload, fmt=fmt, campaign_kind=campaign_kind, existing_kind=existing)
+        if detected:
+            options["detected"] = detected
     if options.get("dataset") and fmt not in dataset_option_formats():
         raise ValueError(f"dataset: applies to {', '.join(dataset_option_formats())} dataset imports only")
-    check_import_allowed(user, kind=kind, campaign_slug=campaign_slug)
     suffixes = suffixes_by_format.get((kind, fmt))
     if suffixes is None:
         known = ", ".join(f"{k}/{f}" for k, f in suffixes_by_format)
@@ -83,7 +141,6 @@ def create_import_job(
     name = Path(upload.name or "").name
     if not name.lower().endswith(suffixes):
         raise ValueError(f"a {kind} import in format {fmt!r} takes a {' or '.join(suffixes)} file, got {name!r}")
-    check_upload_size(upload.size)
     require_broker()  # 503 before anything is stored: an import cannot start without the task queue
 
     with transaction.atomic():
@@ -92,10 +149,25 @@ def create_import_job(
             original_name=name[:255], size=upload.size or 0, created_by=user if user.is_authenticated else None,
             options=options,
         )
+        if confirm_first:
+            job.status = ImportStatus.DETECTED
         job.file.save(name, upload, save=False)
         job.save()
-        dispatch_import_job(job.pk)
+        if not confirm_first:
+            dispatch_import_job(job.pk)
     return job
+
+
+def confirm_import_job(job: ImportJob) -> ImportJob:
+    """Queue a job that waited for the admin to confirm its detected format and kind."""
+    with transaction.atomic():
+        locked = ImportJob.objects.select_for_update().get(pk=job.pk)
+        if locked.status != ImportStatus.DETECTED:
+            raise JobStateError(f"import job {job.pk} is {locked.status}, not waiting for a confirmation")
+        locked.status = ImportStatus.PENDING
+        locked.save(update_fields=["status"])
+        dispatch_import_job(locked.pk)
+    return locked
 
 
 def dispatch_import_job(job_id: int) -> None:
@@ -201,8 +273,9 @@ def _check_job_allowed(job: ImportJob) -> None:
 
 
 def job_options(job: ImportJob) -> dict:
-    """Importer options recorded with the job (e.g. QAGS's ``dataset``), as ``import_dataset`` keywords."""
-    return {k: v for k, v in (job.options or {}).items() if v}
+    """Importer options recorded with the job (e.g. QAGS's ``dataset``), as ``import_dataset`` keywords; the
+    detection note (``detected``) is for the import page only."""
+    return {k: v for k, v in (job.options or {}).items() if v and k != "detected"}
 
 
 def _delete_upload(job: ImportJob) -> None:

@@ -11,15 +11,17 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotate.protocols import formats_for
 from annotate.forms import DocumentsUploadForm, NewCampaignForm, ScoresUploadForm
 from annotate.models import Campaign, ImportJob, ImportStatus, PagePreparation
+from annotate.protocols import formats_for
 from annotate.services.import_jobs import (
     cancel_import_job,
+    confirm_import_job,
     create_import_job,
     import_progress,
     retry_import_job,
 )
+from annotate.services.job_state import JobStateError
 from annotate.services.page_preparations import (
     cancel_page_preparation,
     retry_page_preparation,
@@ -30,7 +32,7 @@ from factlab.jobs import BrokerUnavailable
 OPEN_IMPORTS = (ImportStatus.PENDING, ImportStatus.RUNNING)
 
 
-def _upload(request: HttpRequest, form, *, kind: str, slug: str, campaign_kind: str = "") -> ImportJob | None:
+def _upload(request: HttpRequest, form, *, kind: str, slug: str, campaign_kind: str = "", confirm_first: bool = False) -> ImportJob | None:
     """Hand the form's file to the import service; its refusals become form errors (nothing stored then).
 
     A new campaign's name travels as the ``campaign_name`` importer option (``import_dataset`` names the
@@ -40,6 +42,7 @@ def _upload(request: HttpRequest, form, *, kind: str, slug: str, campaign_kind: 
         return create_import_job(
             kind=kind, fmt=data["format"], campaign_slug=slug, campaign_kind=campaign_kind, upload=data["file"],
             user=request.user, options={"dataset": data.get("dataset") or "", "campaign_name": data.get("name") or ""},
+            confirm_first=confirm_first,
         )
     except (ValueError, BrokerUnavailable, Campaign.DoesNotExist) as exc:
         form.add_error(None, str(exc))
@@ -50,7 +53,9 @@ def _upload(request: HttpRequest, form, *, kind: str, slug: str, campaign_kind: 
 def new_campaign(request: HttpRequest) -> HttpResponse:
     form = NewCampaignForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        job = _upload(request, form, kind="dataset", slug=form.cleaned_data["slug"], campaign_kind=form.cleaned_data["campaign_kind"])
+        # A new campaign's kind cannot change later: the admin confirms what the file was recognised as first.
+        job = _upload(request, form, kind="dataset", slug=form.cleaned_data["slug"], campaign_kind=form.cleaned_data["campaign_kind"],
+                      confirm_first=True)
         if job is not None:
             return redirect("annotate:manage-import", job.pk)
     return render(request, "annotate/manage/new_campaign.html", {"form": form}, status=400 if form.errors else 200)
@@ -84,6 +89,23 @@ def import_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(ImportJob, pk=job_id)
     campaign = Campaign.objects.filter(slug=job.campaign_slug).first()
     return render(request, "annotate/manage/import.html", {"job": job, "state": _import_state(job), "campaign": campaign})
+
+
+@staff_required
+@require_POST
+def import_confirm(request: HttpRequest, job_id: int) -> HttpResponse:
+    """The admin's answer to what an upload was recognised as: import it so, or discard the upload."""
+    job = get_object_or_404(ImportJob, pk=job_id)
+    if request.POST.get("answer") == "discard" and job.status == ImportStatus.DETECTED:
+        job.file.delete(save=False)
+        job.delete()
+        messages.success(request, "The upload was discarded; nothing was imported. Upload it again with the format and kind you want.")
+        return redirect("annotate:manage-new")
+    try:
+        confirm_import_job(job)
+    except JobStateError as exc:
+        messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+    return redirect("annotate:manage-import", job.pk)
 
 
 @staff_required

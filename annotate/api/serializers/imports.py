@@ -7,7 +7,7 @@ from rest_framework import serializers
 from annotate.api.query_options import DatasetChoiceField
 from annotate.kinds import kind_choices
 from annotate.models import ImportJob
-from annotate.services.import_jobs import import_progress, upload_suffixes
+from annotate.services.import_jobs import DETECT, import_progress, upload_suffixes
 
 
 class ImportJobSerializer(serializers.ModelSerializer):
@@ -29,7 +29,10 @@ class ImportJobCreateSerializer(serializers.Serializer):
     file = serializers.FileField(
         help_text="frank: a .zip of FRANK's folder or of a FactLab FRANK export; bump: .json; qags, jsonl: .jsonl; scores csv: .csv."
     )
-    format = serializers.ChoiceField(choices=[], help_text="csv: metric scores only (kind=scores).")
+    format = serializers.ChoiceField(
+        choices=[], help_text="auto (datasets): recognised from the file's content, the campaign kind too (the job's "
+                              "options.detected says what and why); a named format the content contradicts is refused. "
+                              "csv: metric scores only (kind=scores).")
     kind = serializers.ChoiceField(choices=["dataset", "scores"], default="dataset", help_text="scores: metric scores of an existing campaign.")
     # Blank by default, so that the API docs' "Try it out" sends no dataset with a frank/bump/jsonl upload.
     dataset = DatasetChoiceField(
@@ -43,5 +46,5 @@ class ImportJobCreateSerializer(serializers.Serializer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         # The registered protocols' formats and kinds, read now.
-        self.fields["format"].choices = sorted({fmt for _, fmt in upload_suffixes()})
+        self.fields["format"].choices = [DETECT, *sorted({fmt for _, fmt in upload_suffixes()})]
         self.fields["campaign_kind"].choices = kind_choices()
