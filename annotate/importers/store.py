@@ -8,6 +8,7 @@ on PostgreSQL. Everything still runs inside the caller's transaction, so a refus
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ class Store:
         self._scores: dict[tuple[int, str, str], float] = {}
         self._seen: dict[tuple[str, tuple], tuple[bytes, str]] = {}  # (kind, natural key) -> (text, where first read)
         self._met: set[tuple[str, tuple]] = set()  # rows this import met: meeting one again is a repeat
+        self._metrics_checked: set[str] = set()  # metric names found within their field's length
         self.document_ids: set[int] = set()  # documents this import read (created or met again)
 
     def _check(self, model: type, values: dict[str, Any], origin: RecordReader | None, names: dict[str, str] | None = None) -> None:
@@ -266,7 +268,10 @@ class Store:
         self, summary: Summary | int, metric: str, value: float, config_key: str = IMPORTED_CONFIG, *,
         origin: RecordReader | None = None, field: str = "metric",
     ) -> None:
-        self._check(MetricScore, {"metric": metric, "value": value}, origin, {"metric": field, "value": field})
+        # Checked once per metric name (a million scores name a handful), the value only when it is not finite.
+        if metric not in self._metrics_checked or not math.isfinite(value):
+            self._check(MetricScore, {"metric": metric, "value": value}, origin, {"metric": field, "value": field})
+            self._metrics_checked.add(metric)
         # The last value of a (summary, metric, config) wins, as update_or_create did.
         summary_id = summary if isinstance(summary, int) else summary.pk
         self._scores[(summary_id, metric, config_key)] = value
