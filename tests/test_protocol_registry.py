@@ -16,7 +16,7 @@ from annotate.protocols import _load, protocol_for
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import CampaignStateError, apply_campaign_action, create_campaign
 from annotate.services.imports import import_dataset
-from tests.factories import make_worker
+from tests.factories import make_document, make_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -109,7 +109,10 @@ def test_explicit_values_win_over_the_defaults_and_the_codes_must_differ():
 
 
 def test_state_actions_follow_one_rule():
-    campaign = create_campaign(slug="states", name="States", kind="frank")
+    # Ready for a study (annotate/services/readiness.py): items, workers invited here, no bonus on offer.
+    campaign = create_campaign(slug="states", name="States", kind="frank",
+                               fields={"crowd_platform": "invited", "qualification_required": False, "bonus_per_item": 0})
+    make_document(campaign)
     with pytest.raises(CampaignStateError, match="cannot resume the campaign: it is draft"):
         apply_campaign_action(campaign, "resume")
     apply_campaign_action(campaign, "start")
@@ -138,6 +141,8 @@ def test_a_toy_protocol_runs_claim_submit_and_export_through_the_shared_code(toy
     campaign = Campaign.objects.get(slug="toy-campaign")
     assert campaign.kind == "toy" and campaign.redundancy == 2 and campaign.get_kind_display() == "Toy yes/no question"
     assert campaign.items.count() == 2  # the toy's items: one per document
+    Campaign.objects.filter(pk=campaign.pk).update(crowd_platform="invited", bonus_per_item=0)  # ready for a study
+    campaign.refresh_from_db()
     apply_campaign_action(campaign, "start")
 
     worker = make_worker("toy-worker")
