@@ -94,7 +94,9 @@ def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server
     page = browser_page
     # One checked answer of each class decides the balanced score: the first item earns its bonus.
     campaign = make_campaign(trap_rate=1.0, redundancy=1, trap_min_count=1, min_seconds_per_sentence=0.0, control_min_per_class=1, bonus_confidence=0.0)
-    document = make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Helen Carter voted against it."]], traps={"F1": TRAPS["F1"]})
+    # Both gold sentences in one word-overlap band (the score is balanced within bands): the first item decides.
+    document = make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Greenvale's city council rejected a new budget on Monday."]],
+                             traps={"F1": TRAPS["F1"]})
     # An admin's gold labels make the summary a control item (it looks like any other).
     from annotate.services.control_items import set_gold_label
 

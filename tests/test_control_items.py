@@ -39,6 +39,7 @@ from annotate.services.control_items import (
     refresh_control_items,
     set_gold_label,
     worker_quality,
+    worker_recent_quality,
 )
 from annotate.services.errors import InvalidSubmission, NotEligible
 from benchmarks.adversary_bot import (
@@ -308,7 +309,10 @@ def test_a_page_reading_bot_is_never_owed_a_bonus_and_stops_within_15_items(fran
     assert figures["status"] in ("blocked", "held for review") and run.submitted <= 15
     assert not BonusEntry.objects.filter(worker=bot).exclude(reason="pay per item").exists()
     assert figures["owed"] == Decimal("0.00")
-    assert figures["balanced_score"] is not None and figures["balanced_score"] < campaign.control_block_threshold
+    # Blocked by the score over all its checks or, before that is known within overlap bands, by its recent checks.
+    recent = worker_recent_quality(Participation.objects.select_related("campaign").get(worker=bot, campaign=campaign))
+    scores = [score for score in (figures["balanced_score"], recent.score) if score is not None]
+    assert scores and min(scores) < campaign.control_block_threshold, figures
     assert "task-data" not in client.get(reverse("annotate:frank-task", args=[campaign.slug]), follow=True).content.decode()
 
 

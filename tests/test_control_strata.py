@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 from django.test import Client
+from django.urls import reverse
 
 from annotate.models import (
     Assignment,
@@ -92,9 +93,9 @@ def test_the_recent_window_keeps_the_latest_checks_of_each_class():
 
 # ---------------------------------------------------------------- pay held until the score exists
 
-def _gold_campaign(**settings):
+def _gold_campaign(documents: int = 6, **settings):
     campaign = make_campaign(entity_check_enabled=False, control_min_per_class=2, redundancy=1, pay_per_item=PAY, **settings)
-    for _ in range(6):
+    for _ in range(documents):
         summary = make_document(campaign, summaries=[["Greenvale approved a budget.", "The budget of Greenvale approved a new city council."]]).summaries.get()
         set_gold_label(summary, 0, True)
         set_gold_label(summary, 1, False)
@@ -161,6 +162,11 @@ def test_the_overlap_rule_earns_no_bonus_and_stops_within_10_items_beside_a_paid
     assert honest_run.submitted == 10 and paid["status"] == "working" and paid["balanced_score"] == 1.0
     assert BonusEntry.objects.filter(worker=honest, reason="pay per item").count() == 10
     assert paid["bonuses"] >= 5 and paid["owed"] >= 10 * PAY + 5 * campaign.bonus_per_item
+    # FRANK's gold, scored within strata: no page feature gives it away, and the control page says so.
+    admin = Client()
+    admin.force_login(make_worker(staff=True).user)
+    control = admin.get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
+    assert 'id="predictability-table"' in control and 'id="gold-predictable"' not in control
     print(f"overlap bot: {figures}; honest: {paid}")
 
 
@@ -174,3 +180,94 @@ def test_bank_then_coast_earns_at_most_3_bonuses_after_10_honest_items(frank_dir
     assert len(banked) >= 5  # the honest part did earn bonuses
     assert len(coasting) <= 3, (len(coasting), run.stopped)
     print(f"bank-then-coast: {len(submitted)} items, {len(banked)} banked bonuses, {len(coasting)} while coasting; {worker_figures(worker, campaign)}")
+
+
+def test_the_control_page_warns_when_a_page_feature_separates_the_gold(client):
+    # Gold told apart by sentence length within one overlap band: the page gives it away.
+    campaign = _gold_campaign()
+    admin = make_worker(staff=True)
+    client.force_login(admin.user)
+    page = client.get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
+    assert 'id="gold-predictable"' in page and "sentence length (best threshold) scores 1.00" in page
+    assert 'id="predictability-table"' in page
+
+
+# ---------------------------------------------------------------- completion code and approvals
+
+def test_the_completion_code_needs_the_minimum_work_at_the_minimum_time(client):
+    from annotate.models import Worker
+    from tests.test_crowd_identity import an_ip, prolific_url, uid
+    from tests.test_frank_protocol import age, answers_for
+
+    campaign = make_campaign(prolific_completion_code="DONE7", prolific_screenout_code="OUT7", completion_min_items=2,
+                             min_seconds_per_sentence=2.0)
+    for _ in range(4):
+        make_document(campaign)
+    pid = uid()
+    client.get(prolific_url(campaign, pid), REMOTE_ADDR=an_ip())
+    worker = Worker.objects.get(external_id=pid)
+    done_url = reverse("annotate:campaign-done", args=[campaign.slug])
+
+    def submit(*, slow: bool) -> None:
+        assert client.get(reverse("annotate:frank-task", args=[campaign.slug])).status_code == 200
+        assignment = Assignment.objects.get(worker=worker, status="active")
+        if slow:
+            age(assignment, minutes=1)
+        client.post(reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk]),
+                    {"choice": assignment.layout["entity"]["answer"]}, content_type="application/json")
+        assignment.refresh_from_db()
+        response = client.post(reverse("annotate:frank-submit", args=[campaign.slug, assignment.pk]), answers_for(assignment),
+                               content_type="application/json")
+        assert response.status_code == 200, response.content
+
+    submit(slow=False)  # clicked through in under a second: no work towards the code
+    page = client.get(done_url).content
+    assert b"cc=" not in page and b"Submit 2 more items" in page
+    submit(slow=True)
+    assert b"cc=" not in client.get(done_url).content
+    submit(slow=True)
+    page = client.get(done_url).content
+    assert b"cc=DONE7" in page and b"cc=OUT7" not in page
+
+
+def test_the_approval_files_list_who_to_approve_and_who_to_reject_with_the_reason(client):
+    import csv
+    import io
+
+    from tests.test_frank_protocol import age
+
+    campaign = _gold_campaign(documents=8, min_seconds_per_sentence=2.0, completion_min_items=2)
+    careful, careless, hasty = (make_worker(provider="prolific", external_id=f"PID-{n}") for n in ("careful", "careless", "hasty"))
+    mturk = make_worker(provider="mturk", external_id="AWORKER1")
+    for worker, right, slow, n in ((careful, True, True, 2), (careless, False, True, 2), (hasty, True, False, 1), (mturk, True, True, 2)):
+        for k in range(n):
+            assignment = request_assignment(worker, campaign)
+            if slow:
+                age(assignment, minutes=1)
+            if worker is mturk:
+                Assignment.objects.filter(pk=assignment.pk).update(external_assignment_id=f"ASSIGN{k}")
+            payload = {"summaries": [{"answers": [{"factual": True}, {"factual": not right, "categories": ["RelE"] if right else []}]}]}
+            submit_assignment(assignment.pk, worker, payload)
+    admin = make_worker(staff=True)
+    client.force_login(admin.user)
+    url = reverse("annotate:manage-bonuses-csv", args=[campaign.slug])
+    assert client.get(url, {"format": "prolific-approve"}).content.decode().split() == ["PID-careful"]
+    rejected = dict(csv.reader(io.StringIO(client.get(url, {"format": "prolific-reject"}).content.decode())))
+    assert set(rejected) == {"PID-careless", "PID-hasty"}
+    assert "failed the campaign's quality checks" in rejected["PID-careless"]
+    assert "did not complete the minimum work: 0 of 2 items at the minimum time" in rejected["PID-hasty"]
+    mturk_rows = list(csv.DictReader(io.StringIO(client.get(url, {"format": "mturk-approval"}).content.decode())))
+    assert [(r["AssignmentId"], r["WorkerId"], r["Approve"], r["Reject"]) for r in mturk_rows] == [
+        ("ASSIGN0", "AWORKER1", "x", ""), ("ASSIGN1", "AWORKER1", "x", ""),
+    ]
+    everything = client.get(url, {"format": "approval"}).content.decode()
+    assert everything.count("approve") == 3 and everything.count("reject") == 2
+
+
+def test_the_task_page_says_quality_is_also_judged_on_recent_work(client):
+    campaign = _gold_campaign()
+    worker = make_worker()
+    client.force_login(worker.user)
+    page = client.get(reverse("annotate:frank-task", args=[campaign.slug])).content.decode()
+    assert 'id="rule-recent-quality"' in page and "latest 10 checked answers of each kind" in page
+    assert "pay for your first items is held until enough of them are checked" in page

@@ -227,9 +227,10 @@ def test_trap_score_below_threshold_blocks_after_min_count():
 def full_weight_traps(campaign) -> None:
     """Prepare the pages (which add copy traps), then make every trap count as a human-written one (full
     weight, not computable from the page; mechanical ones count half and never earn a bonus alone), so that
-    one item's two traps decide the balanced score and the bonus."""
+    one item's two traps decide the balanced score and the bonus. In one word-overlap band: the score is
+    balanced within bands, and a copy and a negation of an article sentence differ in overlap by design."""
     protocol_for(campaign.kind).prepare_campaign(campaign)
-    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=TrapSource.BUMP_EDIT)
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=TrapSource.BUMP_EDIT, overlap=0.9)
 
 
 def test_bonus_per_item_at_quality_and_streak_every_ten_without_double_payment():

@@ -273,8 +273,9 @@ def test_admin_page_is_staff_only_and_shows_workers_and_actions(client):
     assert campaign.status == CampaignStatus.RUNNING
     w = make_worker("prolific-p7", provider="prolific", external_id="p7")
     a = request_assignment(w, campaign)
-    # Counted as human-written traps are (full weight, not computable from the page), so they can earn a bonus.
-    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=TrapSource.BUMP_EDIT)
+    # Counted as human-written traps are (full weight, not computable from the page), so they can earn a bonus;
+    # in one word-overlap band, since the score is balanced within bands.
+    Trap.objects.filter(document__campaign=campaign).update(weight=1.0, source=TrapSource.BUMP_EDIT, overlap=0.9)
     age(a)
     from annotate.services.assignments import submit_assignment
 

@@ -326,3 +326,100 @@ def settle_deferred_pay(participation: Participation, assignment: Assignment, *,
 def pay_decisions(participation: Participation):
     """The worker's decisions in the campaign, oldest first (what the admin reviews)."""
     return PayDecision.objects.filter(worker_id=participation.worker_id, campaign_id=participation.campaign_id)
+
+
+# ---------------------------------------------------------------- what the crowd platform approves
+
+#: Approval files: Prolific's bulk approval (participant ids, one a line) and rejection (id and reason), MTurk's
+#: batch results columns (``AssignmentId``, ``WorkerId``, ``Approve``: "x", ``Reject``: the reason), and one
+#: table of every decision, those left for review included.
+APPROVAL_FORMATS = ("approval", "prolific-approve", "prolific-reject", "mturk-approval")
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The platform decision for one crowd submission: ``approve``, ``reject`` (with the reason) or ``review``
+    (not decided: pay held for review, or waiting for the worker's score)."""
+
+    participation: Participation
+    external_assignment_id: str
+    decision: str
+    reason: str
+
+
+def _approval(participation: Participation, items_at_pace: int, needed: int) -> tuple[str, str]:
+    campaign = participation.campaign
+    if participation.is_blocked:
+        return "reject", f"failed the campaign's quality checks: {participation.blocked_reason}"
+    if participation.pay_held:
+        return "review", f"pay held for review: {participation.pay_held_reason}"
+    if items_at_pace < needed:
+        minimum = campaign.min_seconds_per_sentence
+        return "reject", (f"did not complete the minimum work: {items_at_pace} of {needed} items at the minimum time "
+                          f"({minimum:g} s per sentence on the server's clock)")
+    pending = list(PayDecision.objects.filter(
+        worker_id=participation.worker_id, campaign_id=participation.campaign_id, key__startswith=f"{PENDING_PAY_PREFIX}:",
+    ).values_list("key", flat=True))
+    settled = PayDecision.objects.filter(key__in=[f"{o}:{k}" for k in pending for o in ("released", "refused")]).count()
+    if settled < len(pending):
+        return "review", "pay held until the worker's quality score exists"
+    return "approve", ""
+
+
+def approvals(campaign) -> list[Approval]:
+    """Every crowd submission's decision: a Prolific participant is approved once they submitted
+    ``completion_min_items`` items at the minimum time and are neither blocked nor held; an MTurk assignment
+    once at least one item under it was; a blocked worker is rejected with the reason, a held one left for review."""
+    from annotate.models import AssignmentStatus
+
+    rows = []
+    participations = Participation.objects.filter(campaign=campaign, worker__provider__in=("prolific", "mturk")).exclude(
+        worker__external_id="").select_related("worker", "campaign").order_by("pk")
+    for participation in participations:
+        if participation.worker.provider == "prolific":
+            at_pace = participation.items_submitted - participation.too_fast_items
+            decision, reason = _approval(participation, at_pace, campaign.completion_min_items)
+            rows.append(Approval(participation, "", decision, reason))
+            continue
+        submitted = Assignment.objects.filter(
+            worker_id=participation.worker_id, item__campaign=campaign, status=AssignmentStatus.SUBMITTED,
+        ).exclude(external_assignment_id="")
+        for external in sorted(set(submitted.values_list("external_assignment_id", flat=True))):
+            at_pace = submitted.filter(external_assignment_id=external, too_fast=False).count()
+            decision, reason = _approval(participation, at_pace, 1)
+            rows.append(Approval(participation, external, decision, reason))
+    return rows
+
+
+def approval_csv(campaign, fmt: str) -> str:
+    """The approval file in one of :data:`APPROVAL_FORMATS` (cells neutralised against formula injection)."""
+    import io
+
+    from annotate.safe_csv import SafeCsvWriter
+
+    if fmt not in APPROVAL_FORMATS:
+        raise ValueError(f"unknown approval format {fmt!r}; expected one of {', '.join(APPROVAL_FORMATS)}")
+    out = io.StringIO()
+    writer = SafeCsvWriter(out)
+    rows = approvals(campaign)
+    prolific = [r for r in rows if r.participation.worker.provider == "prolific"]
+    if fmt == "prolific-approve":
+        for row in prolific:
+            if row.decision == "approve":
+                writer.writerow([row.participation.worker.external_id])
+    elif fmt == "prolific-reject":
+        for row in prolific:
+            if row.decision == "reject":
+                writer.writerow([row.participation.worker.external_id, row.reason[:300]])
+    elif fmt == "mturk-approval":
+        writer.writerow(["AssignmentId", "WorkerId", "Approve", "Reject"])
+        for row in rows:
+            if row.external_assignment_id and row.decision != "review":
+                writer.writerow([row.external_assignment_id, row.participation.worker.external_id,
+                                 "x" if row.decision == "approve" else "", row.reason[:1000] if row.decision == "reject" else ""])
+    else:
+        writer.writerow(["provider", "participant", "assignment", "decision", "reason"])
+        for row in rows:
+            writer.writerow([row.participation.worker.provider, row.participation.worker.external_id, row.external_assignment_id,
+                             row.decision, row.reason])
+    return out.getvalue()

@@ -160,6 +160,12 @@ def _mturk_assignment_full(participation: Participation, arrival: dict[str, str]
     return redirect(reverse("annotate:campaign-done", args=[participation.campaign.slug]))
 
 
+def items_at_minimum_time(participation: Participation) -> int:
+    """Items that count towards the completion code: submitted, and not faster than the campaign's minimum
+    time per sentence on the server's clock (an item clicked through in a second is no work done)."""
+    return participation.items_submitted - participation.too_fast_items
+
+
 def crowd_completion(request: HttpRequest, participation: Participation, *, no_work: bool = False) -> Completion | None:
     """Where the crowd worker may go back to the platform now (completion or screen-out), if anywhere;
     ``no_work``: the campaign has nothing left for them."""
@@ -170,7 +176,7 @@ def crowd_completion(request: HttpRequest, participation: Participation, *, no_w
     if provider.name == "mturk":
         items_done = items_under_external_assignment(participation, context.get("assignment_id", ""))
     else:
-        items_done = participation.items_submitted
+        items_done = items_at_minimum_time(participation)
     try:
         progress = CrowdProgress(items_done=items_done, screened_out=is_screened_out(participation), no_work=no_work)
         return provider.completion(context, participation.campaign, progress)
@@ -257,7 +263,6 @@ def _too_many(request: HttpRequest, message: str, retry_after: int) -> HttpRespo
     return response
 
 
-def crowd_arrival(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> HttpResponse:
 def _offer_sign_out(request: HttpRequest, title: str, message: str, status: int, *, signed_in_as: str, arrival: Arrival) -> HttpResponse:
     """The page of a link that names someone other than the account signed in: who is signed in, whom the link
     names, and a sign-out form (POST with the CSRF token) that comes back to the link."""
@@ -267,9 +272,11 @@ def _offer_sign_out(request: HttpRequest, title: str, message: str, status: int,
     }, status=status)
 
 
+def crowd_arrival(request: HttpRequest, campaign: Campaign, arrival: Arrival) -> HttpResponse:
     """Sign in the worker a platform link names, or answer why not (see the module docstring)."""
     user = request.user
-    if user.is_authenticated and not Worker.objects.filter(user=user).exclude(provider="").exists():
+    signed_in = Worker.objects.filter(user=user).first() if user.is_authenticated else None
+    if user.is_authenticated and not is_crowd_identity(signed_in):
         # A staff, researcher, reviewer or local account is never swapped for a crowd identity.
         return _offer_sign_out(request, "You are signed in with your own account", (
             f"You are signed in as {user.get_username()}, so this crowd-platform link was not used: it would have replaced "
@@ -360,7 +367,7 @@ def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
     hit_full = _mturk_assignment_full(participation, context) is not None
     exit = exit_context(request, participation)
     completion = exit["completion"]
-    items_needed = max(0, campaign.completion_min_items - participation.items_submitted) if context.get("provider") == "prolific" else 0
+    items_needed = max(0, campaign.completion_min_items - items_at_minimum_time(participation)) if context.get("provider") == "prolific" else 0
     return render(request, "annotate/done.html", {
         "campaign": campaign,
         "items_done_term": protocol_for(campaign.kind).terms["items_done"],

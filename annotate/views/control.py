@@ -17,6 +17,8 @@ from annotate.models import (
     TrapSource,
 )
 from annotate.services.control_items import (
+    PREDICTABILITY_WARNING,
+    cached_gold_predictability,
     gold_from_crowd,
     gold_from_imported_labels,
     mark_gold_public,
@@ -24,10 +26,10 @@ from annotate.services.control_items import (
     set_gold_label,
     worker_quality,
 )
+from annotate.protocols import protocol_for
 from annotate.services.attention import worker_attention
 from annotate.services.errors import InvalidSubmission
 from annotate.services.pay_rules import release_held_pay
-from annotate.protocols import protocol_for
 
 from .access import staff_required
 
@@ -49,12 +51,15 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
              "attention": worker_attention(p)} for p in participations
         ],
         "public_gold": gold.filter(public=True).count(),
+        "qualification_source": protocol_for(campaign.kind).qualification_source(campaign) if campaign.qualification_required else "",
         "public_benchmarks": sorted(set(
             campaign.documents.exclude(public_labels="").values_list("public_labels", flat=True).distinct()
-        "qualification_source": protocol_for(campaign.kind).qualification_source(campaign) if campaign.qualification_required else "",
         )),
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
         "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
+        # How well a script reading only the page separates the gold (control_items.gold_predictability).
+        "predictability": cached_gold_predictability(campaign),
+        "predictability_warning": PREDICTABILITY_WARNING,
         # Bonuses need erroneous sentences whose label the page does not give away (services/pay_rules.py).
         "bonus_evidence": bonus_gold.filter(factual=False).count()
         + Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0).count(),
@@ -126,11 +131,6 @@ def public_label_bonus(request: HttpRequest, slug: str) -> HttpResponse:
 
 @staff_required
 @require_POST
-def remove_gold(request: HttpRequest, slug: str, label_id: int) -> HttpResponse:
-    """Take one gold label away (a sentence that should not be a control sentence)."""
-    label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=label_id, summary__document__campaign__slug=slug)
-@staff_required
-@require_POST
 def shipped_qualification(request: HttpRequest, slug: str) -> HttpResponse:
     """The campaign's ``shipped_qualification_accepted``: an admin accepts (``accept`` 1) or withdraws the
     protocol's shipped qualification pool, whose keys are in the source, for want of material of its own."""
@@ -144,6 +144,11 @@ def shipped_qualification(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotate:manage-control", slug)
 
 
+@staff_required
+@require_POST
+def remove_gold(request: HttpRequest, slug: str, label_id: int) -> HttpResponse:
+    """Take one gold label away (a sentence that should not be a control sentence)."""
+    label = get_object_or_404(GoldLabel.objects.select_related("summary__document__campaign"), pk=label_id, summary__document__campaign__slug=slug)
     remove_gold_label(label)
     messages.success(request, f"Sentence {label.sentence_index + 1} of summary {label.summary_id} is no longer gold.")
     return redirect("annotate:manage-control", slug)

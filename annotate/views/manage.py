@@ -23,6 +23,7 @@ from annotate.services.campaigns import (
 )
 from annotate.services.crowd import recent_crowd_events
 from annotate.services.participation import block_participation, unblock_participation
+from annotate.services.pay_rules import APPROVAL_FORMATS, approval_csv
 from annotate.views.access import staff_required
 
 
@@ -167,8 +168,10 @@ def block(request: HttpRequest, slug: str, participation_id: int) -> HttpRespons
 def bonuses_csv(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     fmt = request.GET.get("format") or "generic"
+    if fmt in APPROVAL_FORMATS:  # which submissions the crowd platform should approve or reject, and why
+        return _csv_response(approval_csv(campaign, fmt), f"{slug}-{fmt}.csv")
     if fmt not in PAYMENT_FORMATS:
-        return HttpResponse(f"Unknown format {fmt!r}; expected one of {', '.join(PAYMENT_FORMATS)}.", status=400, content_type="text/plain")
+        return HttpResponse(f"Unknown format {fmt!r}; expected one of {', '.join(PAYMENT_FORMATS + APPROVAL_FORMATS)}.", status=400, content_type="text/plain")
     name = f"{slug}-payments.csv" if fmt == "generic" else f"{slug}-bonuses-{fmt}.csv"
     return _csv_response(ledger_csv(campaign, fmt=fmt), name)
 
