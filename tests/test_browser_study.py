@@ -59,6 +59,19 @@ def test_an_admin_runs_a_study_from_an_upload_to_the_report(browser_page, live_s
         page.wait_for_selector("#import-status[data-status=succeeded]")
         assert '"documents": 3' in page.inner_text("#import-report")
         page.click("#open-campaign")
+        # Not ready for a Prolific study yet: the checklist says what is missing and the start is refused.
+        assert "needed" in page.inner_text("#ready-exits")
+        page.click("#action-start")
+        assert "Cannot start the campaign yet" in page.inner_text("main") and page.inner_text("#campaign-status") == "Draft"
+        page.fill("#id_prolific_completion_code", "STUDY-DONE")
+        page.fill("#id_prolific_screenout_code", "STUDY-OUT")
+        page.click("#crowd-save")
+        # The uploaded data has no labels, so the qualification can only be the shipped pool: accepted knowingly.
+        assert page.locator("#ready-qualification.missing").count() == 1
+        page.goto(f"{live_server.url}/manage/browser-study/control/")
+        page.click("#accept-shipped-qualification")
+        page.goto(f"{live_server.url}/manage/browser-study/")
+        assert page.locator("#readiness li.missing").count() == 0
         page.click("#action-start")
         assert page.inner_text("#campaign-status") == "Running"
         assert Campaign.objects.get(slug="browser-study").status == CampaignStatus.RUNNING

@@ -71,8 +71,8 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
                 "The shipped qualification pool is accepted knowingly (its keys are public in the source code)."
                 if ready else
                 "The qualification has no material of its own: import some (manage.py import_training_material), add "
-                "gold to the campaign, accept the shipped pool knowingly (its keys are public), or turn the "
-                "qualification off in the campaign's settings."
+                "gold to the campaign, accept the shipped pool knowingly on the quality-control page (its keys are "
+                "public), or turn the qualification off in the campaign's settings."
             ),
         ))
     if not protocol.bonus_at_submission:
@@ -87,8 +87,9 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
         "No gold labels and no traps: no worker's answers are checked. Add gold on the control page or set a trap rate.",
     ))
     bonus_ok = campaign.bonus_per_item == 0 or evidence > 0
+    # A warning, not a stop: the pay rules pay no bonus without such evidence, and the worker page promises none.
     items.append(ReadinessItem(
-        "bonus", "Bonus rule", bonus_ok, True,
+        "bonus", "Bonus rule", bonus_ok, False,
         "No quality bonus is offered." if campaign.bonus_per_item == 0 else (
             f"A bonus of {campaign.bonus_per_item} per item can be earned ({evidence} erroneous sentences can check it)."
             if bonus_ok else

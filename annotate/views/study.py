@@ -15,6 +15,7 @@ from annotate.forms import DocumentsUploadForm, NewCampaignForm, ScoresUploadFor
 from annotate.models import Campaign, ImportJob, ImportStatus, PagePreparation
 from annotate.protocols import formats_for
 from annotate.services.import_jobs import (
+    DETECT,
     cancel_import_job,
     confirm_import_job,
     create_import_job,
@@ -53,9 +54,11 @@ def _upload(request: HttpRequest, form, *, kind: str, slug: str, campaign_kind: 
 def new_campaign(request: HttpRequest) -> HttpResponse:
     form = NewCampaignForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
-        # A new campaign's kind cannot change later: the admin confirms what the file was recognised as first.
-        job = _upload(request, form, kind="dataset", slug=form.cleaned_data["slug"], campaign_kind=form.cleaned_data["campaign_kind"],
-                      confirm_first=True)
+        # A new campaign's kind cannot change later: what was taken from the file's content (format or kind left
+        # to detection) waits for the admin's confirmation; explicit choices the content contradicts are refused.
+        chosen = form.cleaned_data
+        job = _upload(request, form, kind="dataset", slug=chosen["slug"], campaign_kind=chosen["campaign_kind"],
+                      confirm_first=chosen["format"] == DETECT or not chosen["campaign_kind"])
         if job is not None:
             return redirect("annotate:manage-import", job.pk)
     return render(request, "annotate/manage/new_campaign.html", {"form": form}, status=400 if form.errors else 200)
