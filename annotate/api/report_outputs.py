@@ -79,7 +79,7 @@ class _ReportOutputs(APIView):
 class ReportOutputListView(_ReportOutputs):
     """The file names of the paper tables and figures with data, for ``report/outputs/<name>``."""
 
-    @extend_schema(operation_id="campaigns_report_outputs_list", parameters=[SLUG, ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="campaigns_report_outputs_list", parameters=[SLUG, ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 429: OpenApiTypes.OBJECT})
     def get(self, request, slug=None):
         from metrics_service import paper
 
@@ -105,7 +105,7 @@ class ReportOutputView(_ReportOutputs):
                     ReportQuerySerializer],
         responses={(200, "text/csv"): OpenApiTypes.BINARY, (200, "application/x-latex"): OpenApiTypes.BINARY,
                    (200, "image/svg+xml"): OpenApiTypes.BINARY, (200, "image/png"): OpenApiTypes.BINARY, 202: OpenApiTypes.OBJECT,
-                   400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+                   400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT, 429: OpenApiTypes.OBJECT},
     )
     def get(self, request, slug=None, filename=None):
         from metrics_service import paper
