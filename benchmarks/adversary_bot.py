@@ -111,11 +111,14 @@ class GoldFollower:
         layout = Assignment.objects.get(pk=data["assignment"]).layout
         self._known = {}
         for position, row in enumerate(layout["summaries"]):
-            for gold in GoldLabel.objects.filter(summary_id=row["summary"], sentence_index__lt=row["sentences"]):
+            # A trap stands in place of sentence ``trap_at`` (after the last one in layouts without it).
+            at = row.get("trap_at", row["sentences"]) if row["trap"] else None
+            shown = row["sentences"] + (1 if at is not None and "trap_at" in row else 0)
+            for gold in GoldLabel.objects.filter(summary_id=row["summary"], sentence_index__lt=shown).exclude(sentence_index=at):
                 self._known[(position, gold.sentence_index)] = (gold.factual, gold.category)
             if row["trap"]:
                 trap = Trap.objects.get(pk=row["trap"])
-                self._known[(position, row["sentences"])] = (trap.expected_factual, trap.expected_category)
+                self._known[(position, at)] = (trap.expected_factual, trap.expected_category)
 
     def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
         factual, category = self._known.get((position, index), (True, ""))

@@ -94,15 +94,18 @@ def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server
     page = browser_page
     # One checked answer of each class decides the balanced score: the first item earns its bonus.
     campaign = make_campaign(trap_rate=1.0, redundancy=1, trap_min_count=1, min_seconds_per_sentence=0.0, control_min_per_class=1, bonus_confidence=0.0)
-    # Both gold sentences in one word-overlap band (the score is balanced within bands): the first item decides.
-    document = make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Greenvale's city council rejected a new budget on Monday."]],
+    # Gold sentences in one word-overlap band (the score is balanced within bands): the first item decides. Two of
+    # each class, so that whichever the trap takes the place of, one of each is left.
+    gold = [(True, []), (False, ["EntE"]), (True, []), (False, ["EntE"])]
+    document = make_document(campaign, summaries=[["Greenvale's council approved a budget.", "Greenvale's city council rejected a new budget on Monday.",
+                                                   "Greenvale's council approved a budget on Monday.", "Greenvale's city council rejected the budget."]],
                              traps={"F1": TRAPS["F1"]})
     # An admin's gold labels make the summary a control item (it looks like any other).
     from annotate.services.control_items import set_gold_label
 
     summary = document.summaries.get()
-    set_gold_label(summary, 0, True)
-    set_gold_label(summary, 1, False, "EntE")
+    for index, (factual, categories) in enumerate(gold):
+        set_gold_label(summary, index, factual, *categories)
     worker = make_worker("ann-main")
     qualify(worker, campaign)
     make_worker("admin-main", staff=True)
@@ -121,33 +124,34 @@ def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server
     page.wait_for_selector("#step-annotate:not([hidden])")
     assert page.locator("#annotate-article .relevant").count() >= 1
     screenshot(page, "frank-12-first-sentence")
-    # First sentence correct; then reload: the answer and the position survive (localStorage).
-    answer_sentence(page, True, [])
-    page.reload()
-    page.wait_for_selector("#step-annotate:not([hidden])")
-    assert "sentence 2 of 3" in page.inner_text("#summary-title")
-    assert "1 of 3" in page.inner_text("#progress-text")
-    page.click("#next-sentence")  # no answer yet: a hint, no move
-    assert "Answer Yes or No" in page.inner_text("#answer-hint")
-    page.check("#answer-no")
-    screenshot(page, "frank-13-error-categories")
-    page.check("#categories input[value=EntE]")
-    page.click("#next-sentence")
-    # The third sentence is the trap: same markup as the others, written in the summary's style.
+    # The trap stands in place of one sentence (the one closest to it in length): as many sentences as the summary has.
     from annotate.frank.protocol import task_page_data
 
+    at = assignment.layout["summaries"][0]["trap_at"]
     trap = Trap.objects.get(pk=assignment.layout["summaries"][0]["trap"])
     shown = task_page_data(assignment, campaign.relevant_sentences_k)["summaries"][0]["sentences"]
-    assert page.inner_text(".summary-sentence.current") == shown[-1]["text"]
-    assert shown[-1]["text"].endswith(".") and shown[-1]["text"][0].isupper() and len(shown[-1]["relevant"]) == len(shown[0]["relevant"])
-    page.click("#toggle-instructions")
-    assert page.locator("#instructions").is_visible()
-    screenshot(page, "frank-14-trap-sentence-with-instructions")
-    page.click("#toggle-instructions")
-    if trap.expected_factual:
-        answer_sentence(page, True, [], button="#next-sentence")
-    else:
-        answer_sentence(page, False, [trap.expected_category], button="#next-sentence")
+    assert len(shown) == 4 and shown[at]["text"].rstrip(".").lower() == trap.text.rstrip(".").lower()
+    expected = [(trap.expected_factual, [] if trap.expected_factual else [trap.expected_category]) if i == at else gold[i] for i in range(4)]
+    # First sentence correct; then reload: the answer and the position survive (localStorage).
+    answer_sentence(page, *expected[0])
+    page.reload()
+    page.wait_for_selector("#step-annotate:not([hidden])")
+    assert "sentence 2 of 4" in page.inner_text("#summary-title")
+    assert "1 of 4" in page.inner_text("#progress-text")
+    page.click("#next-sentence")  # no answer yet: a hint, no move
+    assert "Answer Yes or No" in page.inner_text("#answer-hint")
+    for i in range(1, 4):
+        assert page.inner_text(".summary-sentence.current") == shown[i]["text"]
+        if i == at:  # the trap: same markup as the others, written in the summary's style
+            assert shown[i]["text"][0].isupper() and len(shown[i]["relevant"]) == len(shown[0]["relevant"])
+            page.click("#toggle-instructions")
+            assert page.locator("#instructions").is_visible()
+            screenshot(page, "frank-14-trap-sentence-with-instructions")
+            page.click("#toggle-instructions")
+        elif not expected[i][0]:
+            page.check("#answer-no")
+            screenshot(page, "frank-13-error-categories")
+        answer_sentence(page, *expected[i], button="#next-sentence")
     page.wait_for_selector("#step-submit:not([hidden])")
     screenshot(page, "frank-15-ready-to-submit")
     page.click("#submit-answers")
@@ -157,7 +161,7 @@ def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server
     assignment.refresh_from_db()
     assert assignment.status == AssignmentStatus.SUBMITTED
     judgements = SentenceJudgement.objects.filter(assignment=assignment).order_by("sentence_index")
-    assert [(j.factual, j.categories) for j in judgements] == [(True, []), (False, ["EntE"])]
+    assert [(j.factual, j.categories) for j in judgements] == [gold[i] for i in range(4) if i != at]
     assert all(j.lead_time_seconds is not None and j.lead_time_seconds > 0 for j in judgements)
     assert TrapAnswer.objects.get(assignment=assignment).correct
     assert BonusEntry.objects.filter(worker=worker, reason__startswith="item").count() == 1

@@ -20,6 +20,7 @@ from annotate.models import (
     Document,
     Participation,
     SentenceJudgement,
+    Summary,
     Trap,
     TrapAnswer,
     TrapSource,
@@ -44,7 +45,7 @@ def answers_for(assignment: Assignment, *, trap_right: bool = True, seconds: flo
             trap = Trap.objects.get(pk=spec["trap"])
             right = {"factual": trap.expected_factual, "categories": [] if trap.expected_factual else [trap.expected_category]}
             wrong = {"factual": not trap.expected_factual, "categories": ["OutE"] if trap.expected_factual else []}
-            answers.append({**(right if trap_right else wrong), "seconds": seconds})
+            answers.insert(spec.get("trap_at", spec["sentences"]), {**(right if trap_right else wrong), "seconds": seconds})
         rows.append({"answers": answers})
     return {"summaries": rows}
 
@@ -61,7 +62,7 @@ def pass_entity(assignment: Assignment) -> None:
     assignment.refresh_from_db()
 
 
-def test_layout_appends_traps_at_the_trap_rate_and_keeps_them_server_side():
+def test_layout_puts_traps_in_place_of_a_sentence_at_the_trap_rate_and_keeps_them_server_side():
     campaign = make_campaign(trap_rate=1.0)
     make_document(campaign, traps=TRAPS)
     worker = make_worker()
@@ -71,12 +72,27 @@ def test_layout_appends_traps_at_the_trap_rate_and_keeps_them_server_side():
     assert min(layout["entity"]["options"]) in {"Barcelona", "Greenvale", "Helen Carter", "Smith", "Jones"}
     assert layout["entity"]["options"][layout["entity"]["answer"]] == "Barcelona"
     page = task_page_data(assignment, relevant_k=2)
-    # The trap is the last sentence of its summary, with the same shape as every other sentence.
+    # The trap takes the place of one of its summary's sentences (as many are shown as the summary has), with
+    # the same shape as every other sentence.
+    own = {s.pk: len(s.sentences) for s in Summary.objects.filter(pk__in=[r["summary"] for r in layout["summaries"]])}
     for row, summary in zip(layout["summaries"], page["summaries"]):
-        assert len(summary["sentences"]) == row["sentences"] + 1
-        assert summary["sentences"][-1]["text"] == Trap.objects.get(pk=row["trap"]).text
+        assert len(summary["sentences"]) == row["sentences"] + 1 == own[row["summary"]]
+        assert summary["sentences"][row["trap_at"]]["text"] == Trap.objects.get(pk=row["trap"]).text
         assert all(set(s) == {"text", "relevant"} for s in summary["sentences"])
     assert "answer" not in str(page) and "trap" not in str(page).lower() and "Barcelona" in page["entity_options"]
+
+
+def test_every_worker_on_an_item_sees_the_same_sentences_so_comparing_pages_finds_no_trap():
+    campaign = make_campaign(trap_rate=0.5, redundancy=6)
+    make_document(campaign, summaries=[["The council approved the budget.", "Schools will open."], ["Carter objected."],
+                                       ["The vote was held on Monday."], ["Taxes will not rise."]], traps=TRAPS)
+    pages = []
+    for _ in range(6):
+        assignment = request_assignment(make_worker(), campaign)
+        pages.append(task_page_data(assignment, relevant_k=2))
+        assert sum(bool(r["trap"]) for r in assignment.layout["summaries"]) == 2
+    shown = [sorted(tuple(s["text"] for s in summary["sentences"]) for summary in page["summaries"]) for page in pages]
+    assert all(page == shown[0] for page in shown)  # the same summaries, sentences and traps for everyone
 
 
 def test_trap_rate_zero_places_no_trap_and_rate_is_respected_on_average():
@@ -106,16 +122,19 @@ def test_submission_stores_judgements_and_trap_answers_apart():
     pass_entity(assignment)
     age(assignment)
     outcome = submit_assignment(assignment.pk, worker, answers_for(assignment), submission_key="k1")
-    assert outcome.result.stored_rows == 3 and outcome.result.traps_total == 2 and outcome.result.traps_correct == 2
-    assert SentenceJudgement.objects.filter(assignment=assignment).count() == 3
-    assert set(SentenceJudgement.objects.values_list("sentence_index", flat=True)) == {0, 1}  # never the trap's index
+    # Three summary sentences shown, two traps each in place of one: one judgement, two trap answers.
+    assert outcome.result.stored_rows == 1 and outcome.result.traps_total == 2 and outcome.result.traps_correct == 2
+    assert SentenceJudgement.objects.filter(assignment=assignment).count() == 1
+    replaced = {(r["summary"], r["trap_at"]) for r in assignment.layout["summaries"]}
+    judged = set(SentenceJudgement.objects.values_list("summary_id", "sentence_index"))
+    assert len(judged) == 1 and not judged & replaced  # never a trap's place
     assert TrapAnswer.objects.filter(assignment=assignment, correct=True).count() == 2
     p = Participation.objects.get(worker=worker, campaign=campaign)
     assert (p.trap_correct, p.trap_total, p.items_submitted) == (2, 2, 1)
     assert SentenceJudgement.objects.filter(assignment=assignment).first().lead_time_seconds == 5.0
     # Same key again: nothing stored twice.
     again = submit_assignment(assignment.pk, worker, answers_for(assignment), submission_key="k1")
-    assert again.duplicate and SentenceJudgement.objects.filter(assignment=assignment).count() == 3
+    assert again.duplicate and SentenceJudgement.objects.filter(assignment=assignment).count() == 1
 
 
 @pytest.mark.parametrize(

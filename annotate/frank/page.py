@@ -3,6 +3,9 @@
 Rules that keep traps indistinguishable from genuine summary sentences (checked by
 ``benchmarks/trap_style_auc.py``):
 
+- a trap *replaces* the summary sentence closest to it in length (:func:`place_traps`), it is never appended:
+  every summary shows as many sentences as it has, so the sentence count and the summary's length do not
+  tell (966 of 996 XSum summaries have one sentence: a second one was a trap), and the dataset tells nothing;
 - every shown text goes through :mod:`annotate.presentation` (detokenised; a trap styled like its summary);
 - every shown sentence, trap or not, gets the same number of underlined article sentences;
 - a trap never repeats, up to its edit, a sentence shown on the same page (:func:`repeats_visible`).
@@ -93,7 +96,7 @@ def choose_traps(
     ``traps`` are ``(id, text, edited)``; ``edited`` is False for an unedited copy of an article sentence.
 
     Traps that repeat a shown sentence up to their edit (:func:`repeats_visible`) are never taken. Among the
-    others, the trap whose length is closest to the summary's sentences is taken, then the one closest in
+    others, the trap whose length is closest to one of the summary's sentences is taken, then the one closest in
     wording to the page (genuine summaries of one article resemble each other; a trap unlike everything
     else, or much longer or shorter, would stand out too); ties at random. Positions with no trap left get
     none (the page then has fewer traps rather than a tell). ``similarity_of`` is :func:`similarity` or a
@@ -104,13 +107,12 @@ def choose_traps(
     rng.shuffle(pool)
     chosen: dict[int, int] = {}
     for position in slots:
-        lengths = sorted(_shown_words(s) for s in summaries[position]) or [0]
-        low, high = lengths[0], lengths[-1]
+        lengths = [_shown_words(s) for s in summaries[position]] or [0]
 
-        def rank(entry: tuple[int, tuple[int, str, bool]], low: int = low, high: int = high) -> tuple[int, float, int]:
+        def rank(entry: tuple[int, tuple[int, str, bool]], lengths: list[int] = lengths) -> tuple[int, float, int]:
             index, (_, text, _) = entry
             words = _shown_words(text)
-            off = max(low - words, words - high, 0)
+            off = min(abs(words - n) for n in lengths)  # it replaces the sentence closest in length
             return (off, -max((similarity_of(text, v) for v in visible), default=0.0), index)
 
         eligible = [(i, t) for i, t in enumerate(pool) if not repeats_visible(t[1], visible, edited=t[2], similarity_of=similarity_of)]
@@ -123,21 +125,45 @@ def choose_traps(
     return chosen
 
 
+def replaced_sentence(sentences: Sequence[str], trap: str, rng: random.Random) -> int:
+    """Which of a summary's sentences a trap replaces: the one closest to it in shown length (ties at random)."""
+    words = _shown_words(trap)
+    offs = [abs(_shown_words(s) - words) for s in sentences]
+    best = min(offs, default=0)
+    return rng.choice([i for i, off in enumerate(offs) if off == best]) if offs else 0
+
+
+def place_traps(
+    summaries: Sequence[Sequence[str]], traps: Sequence[tuple[int, str, bool]], slots: Sequence[int], rng: random.Random,
+    *, similarity_of: SimilarityFunction = similarity,
+) -> dict[int, tuple[int, int]]:
+    """``{summary position: (trap id, index of the sentence it replaces)}``: :func:`choose_traps`, each trap put in
+    place of its summary's sentence closest to it in length (:func:`replaced_sentence`)."""
+    text = {trap_id: t for trap_id, t, _ in traps}
+    chosen = choose_traps(summaries, traps, slots, rng, similarity_of=similarity_of)
+    return {p: (trap_id, replaced_sentence(summaries[p], text[trap_id], rng)) for p, trap_id in chosen.items()}
+
+
 def present_page(
     article: Sequence[str], summaries: Sequence[Sequence[str]], trap_texts: Sequence[str | None], relevant_k: int,
     *, relevance: Callable[[Sequence[str], Sequence[str], int], list[list[int]]] = relevant_sentences,
+    trap_at: Sequence[int | None] | None = None,
 ) -> tuple[list[str], list[list[dict[str, Any]]]]:
     """The article sentences and, per summary, ``[{"text", "relevant"}]`` exactly as the page shows them.
 
-    ``trap_texts[i]`` (or None) is appended to summary ``i`` in that summary's style. ``relevance`` picks the
-    underlined article sentences (the task page passes its cached variant).
+    ``trap_texts[i]`` (or None) takes the place of sentence ``trap_at[i]`` of summary ``i`` (appended when
+    ``trap_at`` or its entry is None: pages laid out before traps replaced sentences), in that summary's
+    style. ``relevance`` picks the underlined article sentences (the task page passes its cached variant).
     """
     shown_article = present_article(article)
     casing = casing_map(shown_article)
     pages = []
-    for sentences, trap in zip(summaries, trap_texts):
+    for i, (sentences, trap) in enumerate(zip(summaries, trap_texts)):
         shown = present_summary(sentences, casing)
-        if trap:
+        at = trap_at[i] if trap_at is not None else None
+        if trap and at is not None and at < len(shown):
+            shown[at] = style_like(trap, shown, casing)  # styled like the summary, the sentence it replaces included
+        elif trap:
             shown.append(style_like(trap, shown, casing))
         relevant = relevance(shown_article, shown, relevant_k)
         pages.append([{"text": s, "relevant": r} for s, r in zip(shown, relevant)])

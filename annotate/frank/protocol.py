@@ -19,7 +19,7 @@ from annotate.frank import content as frank_content
 from annotate.frank import page_cache
 from annotate.frank.entities import entity_question
 from annotate.frank.importer import import_frank
-from annotate.frank.page import choose_traps, present_page
+from annotate.frank.page import place_traps, present_page
 from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
 from annotate.frank.qualification import campaign_gold_documents, parse_qualification_form, qualification_rows
 from annotate.frank.typology import BY_CODE, CATEGORIES, CODES, MAX_CATEGORIES_PER_ANSWER
@@ -194,30 +194,51 @@ def scale_lead_times(seconds: Sequence[float], elapsed: float) -> float:
 
 # ---------------------------------------------------------------- layout
 
-def build_layout(document: Document, trap_rate: float, rng: random.Random) -> dict[str, Any]:
-    """The page layout of an item: summaries in a shuffled order, traps on a ``trap_rate`` share of them.
+def build_layout(document: Document, trap_rate: float, rng: random.Random, placement: random.Random | None = None) -> dict[str, Any]:
+    """The page layout of an item: summaries in a shuffled order (``rng``: the worker's), traps on a
+    ``trap_rate`` share of them (``placement``: the item's, so that every worker on the item sees the same
+    sentences; ``rng`` when None).
 
     The number of traps is ``trap_rate * n`` rounded stochastically (so its mean is exact) and the traps are
-    spread over randomly chosen summaries, each trap appended after the summary's last sentence. Which trap
-    goes where follows :func:`annotate.frank.page.choose_traps` (never one repeating a shown sentence).
+    spread over randomly chosen summaries, each trap in place of the summary's sentence closest to it in length
+    (:func:`annotate.frank.page.place_traps`, never one repeating a shown sentence): a summary shows as many
+    sentences as it has. A row's ``sentences`` counts the summary's own sentences shown, ``trap_at`` is where
+    its trap stands (a row without it, laid out before: the trap follows the last sentence).
     Everything comes from the document's prepared page (:mod:`annotate.frank.prepared`): no NLP here.
     """
     page = prepared_page(document)
     summaries = list(page["summaries"])
-    rng.shuffle(summaries)
+    placement = placement or rng
     n = len(summaries)
-    wanted = min(n, math.floor(trap_rate * n + rng.random())) if trap_rate > 0 else 0
+    wanted = min(n, math.floor(trap_rate * n + placement.random())) if trap_rate > 0 else 0
     traps = page["traps"] if wanted else []
-    slots = sorted(rng.sample(range(n), min(wanted, n))) if traps else []
-    trap_of = choose_traps(
-        [s["raw"] for s in summaries], [(t["id"], t["text"], t["edited"]) for t in traps], slots, rng,
+    slots = sorted(placement.sample(range(n), min(wanted, n))) if traps else []
+    trap_of = place_traps(
+        [s["raw"] for s in summaries], [(t["id"], t["text"], t["edited"]) for t in traps], slots, placement,
         similarity_of=similarity_lookup(page),
     ) if slots else {}
-    rows = [
-        {"summary": summary["id"], "sentences": len(summary["raw"]), "trap": trap_of.get(p)}
-        for p, summary in enumerate(summaries)
-    ]
+    rows = []
+    for p, summary in enumerate(summaries):
+        trap_id, at = trap_of.get(p, (None, None))
+        row = {"summary": summary["id"], "sentences": len(summary["raw"]) - (trap_id is not None), "trap": trap_id}
+        if trap_id is not None:
+            row["trap_at"] = at
+        rows.append(row)
+    rng.shuffle(rows)
     return {"summaries": rows, "entity": entity_question(document, rng)}
+
+
+def item_placement(item_id: int) -> random.Random:
+    """The random source of an item's trap placement: the same for every worker on the item (two identities
+    comparing their pages find the same sentences), unknowable without the server's secret."""
+    return random.Random(f"{settings.SECRET_KEY}:trap-placement:{item_id}")
+
+
+def _row_sentences(row: dict[str, Any]) -> tuple[int, int | None]:
+    """``(how many of the summary's sentences the row covers, where its trap stands or None)``."""
+    if row["trap"] and "trap_at" in row:
+        return row["sentences"] + 1, row["trap_at"]
+    return row["sentences"], None
 
 
 def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
@@ -238,12 +259,16 @@ def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
     shown_pages = []
     for row in layout["summaries"]:
         summary = summaries[row["summary"]]
-        shown = summary["shown"][: row["sentences"]]
-        rankings = summary["ranking"][: row["sentences"]]
+        covered, at = _row_sentences(row)
+        shown = summary["shown"][:covered]
+        rankings = summary["ranking"][:covered]
         if row["trap"]:
             trap = traps[row["trap"]]
-            shown = shown + [style_like(trap["text"], shown, page["casing"])]
-            rankings = rankings + [trap["ranking"]]
+            if at is None:  # a layout from before traps replaced sentences: appended
+                shown, rankings = shown + [style_like(trap["text"], shown, page["casing"])], rankings + [trap["ranking"]]
+            else:
+                text = style_like(trap["text"], shown, page["casing"])  # like the summary, the replaced sentence included
+                shown, rankings = shown[:at] + [text] + shown[at + 1:], rankings[:at] + [trap["ranking"]] + rankings[at + 1:]
         shown_pages.append([{"text": text, "relevant": ranking[:k]} for text, ranking in zip(shown, rankings)])
     return _page_data(assignment, layout, page["article"], shown_pages)
 
@@ -270,10 +295,11 @@ def _task_page_data_from_database(assignment: Assignment, relevant_k: int) -> di
     trap_text = dict(Trap.objects.filter(pk__in=[r["trap"] for r in layout["summaries"] if r["trap"]]).values_list("pk", "text"))
     shown_article, pages = present_page(
         article,
-        [summary_sentences(by_id[row["summary"]])[: row["sentences"]] for row in layout["summaries"]],
+        [summary_sentences(by_id[row["summary"]])[: _row_sentences(row)[0]] for row in layout["summaries"]],
         [trap_text[row["trap"]] if row["trap"] else None for row in layout["summaries"]],
         relevant_k,
         relevance=page_cache.relevant_sentences,  # cached per distinct input
+        trap_at=[_row_sentences(row)[1] for row in layout["summaries"]],
     )
     return _page_data(assignment, layout, shown_article, pages)
 
@@ -380,7 +406,7 @@ class FrankProtocol(Protocol):
                 factual, categories, seconds = parse_answer(raw, f"summary {position + 1}, sentence {index + 1}")
                 if seconds is not None:
                     seconds_all.append(seconds)
-                if spec["trap"] and index == spec["sentences"]:
+                if spec["trap"] and index == spec.get("trap_at", spec["sentences"]):
                     trap_rows.append((spec["trap"], factual, categories))
                 else:
                     judgements.append(SentenceJudgement(
