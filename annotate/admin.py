@@ -234,6 +234,16 @@ class BonusEntryAdmin(admin.ModelAdmin):
         return False  # append-only ledger
 
 
+@admin.register(models.CopyFlag)
+class CopyFlagAdmin(admin.ModelAdmin):
+    """Pairs flagged as not independent (services/independence.py); deleting one clears the pair."""
+
+    list_display = ("campaign", "worker_a", "worker_b", "shared_items", "kappa", "baseline_kappa", "updated_at")
+    list_filter = ("campaign",)
+    readonly_fields = ("campaign", "worker_a", "worker_b", "shared_items", "shared_sentences", "identical_answers", "kappa",
+                       "baseline_kappa", "a_after_b", "b_after_a", "evidence")
+
+
 @admin.register(models.GoldLabel)
 class GoldLabelAdmin(admin.ModelAdmin):
     list_display = ("summary", "sentence_index", "factual", "category", "source", "public", "set_by", "updated_at")

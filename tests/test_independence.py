@@ -7,7 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-from annotate.models import Assignment, CopyFlag, Participation, PayDecision, PayDecisionKind, SentenceLabel
+from annotate.models import (
+    Assignment,
+    CopyFlag,
+    Participation,
+    PayDecision,
+    PayDecisionKind,
+    SentenceLabel,
+)
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
 from annotate.services.errors import NotEligible
@@ -65,7 +72,7 @@ def _copy_of(reader):
 
 
 def test_one_reader_and_two_copiers_copiers_held_with_evidence_and_counted_once():
-    campaign = make_campaign(redundancy=4, entity_check_enabled=False, pay_per_item=Decimal("0.50"), bonus_per_item=Decimal("0"))
+    campaign = make_campaign(redundancy=4, entity_check_enabled=False, pay_per_item=Decimal("0.50"), bonus_per_item=Decimal(0))
     for k in range(6):
         make_document(campaign, summaries=[SENTENCES[k % 3: k % 3 + 3], SENTENCES[3:]])
     reader, first, second, honest = (make_worker(n) for n in ("reader", "copier-1", "copier-2", "honest"))
@@ -104,13 +111,22 @@ def test_one_reader_and_two_copiers_copiers_held_with_evidence_and_counted_once(
     refit_campaign_labels(campaign)
     assert set(SentenceLabel.objects.filter(summary__document__campaign=campaign).values_list("n", flat=True)) == {2}
 
+    # The admin sees the flags and their evidence on the control page.
+    from django.test import Client
+    from django.urls import reverse
+
+    admin = Client()
+    admin.force_login(make_worker("admin", staff=True).user)
+    page = admin.get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
+    assert 'id="copy-flags"' in page and "reader" in page and "copier-1" in page and "non-control sentences identically" in page
+
     # A review releases the held pay into the ledger.
     assert release_held_pay(Participation.objects.get(worker=first, campaign=campaign)) == Decimal("2.00")
     assert worker_total(first, campaign) == Decimal("2.00")
 
 
 def test_independent_workers_are_not_flagged_and_kappa_needs_variation():
-    campaign = make_campaign(redundancy=3, entity_check_enabled=False, pay_per_item=Decimal("0.50"), bonus_per_item=Decimal("0"))
+    campaign = make_campaign(redundancy=3, entity_check_enabled=False, pay_per_item=Decimal("0.50"), bonus_per_item=Decimal(0))
     for k in range(6):
         make_document(campaign, summaries=[SENTENCES[k % 3: k % 3 + 3], SENTENCES[3:]])
     workers = [make_worker() for _ in range(3)]

@@ -1,7 +1,13 @@
 """A trap takes the place of a summary sentence: the page's counts (sentences, words, data set) do not tell it."""
 from __future__ import annotations
 
-from benchmarks.trap_style_auc import count_rows, cross_validated_auc, dataset_of, feature_aucs, load_articles
+from benchmarks.trap_style_auc import (
+    count_rows,
+    cross_validated_auc,
+    dataset_of,
+    feature_aucs,
+    load_articles,
+)
 
 
 def test_a_trap_leaves_the_sentence_count_and_length_of_frank_xsum_summaries_as_they_were(frank_dir):

@@ -29,6 +29,7 @@ from annotate.services.control_items import (
 from annotate.protocols import protocol_for
 from annotate.services.attention import worker_attention
 from annotate.services.errors import InvalidSubmission
+from annotate.services.independence import copy_flags
 from annotate.services.pay_rules import release_held_pay
 
 from .access import staff_required
@@ -56,6 +57,7 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
             campaign.documents.exclude(public_labels="").values_list("public_labels", flat=True).distinct()
         )),
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
+        "copy_flags": copy_flags(campaign),  # pairs whose answers are not independent (services/independence.py)
         "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
         # How well a script reading only the page separates the gold (control_items.gold_predictability).
         "predictability": cached_gold_predictability(campaign),
