@@ -14,6 +14,7 @@ from annotate.models import (
     SentenceJudgement,
     Trap,
     TrapAnswer,
+    Worker,
 )
 from tests.browser import live_login
 from tests.factories import make_campaign, make_document, make_worker, qualify
@@ -176,19 +177,38 @@ def test_annotate_an_item_with_a_trap_and_earn_a_bonus(browser_page, live_server
     assert not page.js_errors
 
 
-def test_failed_reading_check_blocks_the_worker(browser_page, live_server, screenshot):
-    page = browser_page
+def answer_the_reading_check_wrong(page, live_server, username: str, *, failed_before: int = 0) -> Worker:
+    """A new worker opens an item, reads, and picks an option the article does mention."""
     campaign = make_campaign()
     make_document(campaign)
-    worker = make_worker("ann-blocked")
-    live_login(page, live_server, "ann-blocked", PASSWORD)
+    worker = make_worker(username)
+    live_login(page, live_server, username, PASSWORD)
     page.goto(f"{live_server.url}/c/{campaign.slug}/")
+    Participation.objects.filter(worker=worker, campaign=campaign).update(entity_failures=failed_before, entity_checks=failed_before)
     page.click("#done-reading")
+    # Answerable without memory recall (Prolific's policy): the article stays on screen during the check.
+    assert page.is_visible("#entity-article") and len(page.inner_text("#entity-article")) > 100
     entity = Assignment.objects.get(worker=worker).layout["entity"]
     page.check(f"input[name=entity][value='{(entity['answer'] + 1) % 3}']")
     page.click("#entity-submit")
+    return worker
+
+
+def test_a_first_failed_reading_check_is_forgiven_with_the_article_in_view(browser_page, live_server, screenshot):
+    page = browser_page
+    worker = answer_the_reading_check_wrong(page, live_server, "ann-forgiven")
+    page.wait_for_selector("#step-annotate:not([hidden])")
+    assert "second wrong answer" in page.inner_text("#error-box")
+    screenshot(page, "frank-19-reading-check-forgiven")
+    assert not Participation.objects.get(worker=worker).is_blocked
+    assert not page.js_errors
+
+
+def test_a_second_failed_reading_check_blocks_the_worker(browser_page, live_server, screenshot):
+    page = browser_page
+    worker = answer_the_reading_check_wrong(page, live_server, "ann-blocked", failed_before=1)
     page.wait_for_selector("#error-box:not([hidden])")
-    assert "blocked" in page.inner_text("#error-box")
+    assert "cannot take more items" in page.inner_text("#error-box")
     screenshot(page, "frank-20-blocked")
     assert Participation.objects.get(worker=worker).is_blocked
     page.click("#blocked-continue")
