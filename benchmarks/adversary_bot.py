@@ -26,7 +26,8 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
@@ -338,16 +339,11 @@ def simulate(
     return figures
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--frank", type=Path, default=REPO_ROOT.parent / "shared" / "data" / "frank")
-    parser.add_argument("--documents", type=int, default=60)
-    parser.add_argument("--items", type=int, default=15)
-    parser.add_argument("--datasets", nargs="+", default=["cnndm", "bbc"], choices=["cnndm", "bbc"],
-                        help="FRANK data sets of the articles (cnndm alone: errors are rarer, the bot's best case)")
-    parser.add_argument("--pay", type=Decimal, default=Decimal("0.50"), help="the campaigns' pay per item")
-    parser.add_argument("--bank", type=int, default=10, help="honest items the bank-then-coast worker does first")
-    args = parser.parse_args()
+@contextmanager
+def throwaway_database(suffix: str) -> Iterator[Callable[[str], Any]]:
+    """Django set up on a database of its own (not the test suite's), created here and dropped on leaving;
+    yields ``make_worker(label)``, a worker with a user named after the label. Pages are prepared on first
+    claim, in this process."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
     import django
 
@@ -359,20 +355,34 @@ def main() -> None:
 
     from annotate.models import Worker
 
-    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False  # pages are prepared on first claim, in this process
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
-    # A database of its own (not the test suite's), created and dropped here.
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_adversary_bot"
+    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_{suffix}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
-        def make_worker(label: str) -> Worker:
-            user = get_user_model().objects.create_user(username=re.sub(r"\W+", "-", label).strip("-"), password=None)
-            return Worker.objects.create(user=user)
 
-        figures = simulate(args.frank, args.documents, args.items, make_worker, tuple(args.datasets), args.bank, pay_per_item=args.pay)
+    def make_worker(label: str) -> Worker:
+        user = get_user_model().objects.create_user(username=re.sub(r"\W+", "-", label).strip("-"), password=None)
+        return Worker.objects.create(user=user)
+
+    try:
+        yield make_worker
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frank", type=Path, default=REPO_ROOT.parent / "shared" / "data" / "frank")
+    parser.add_argument("--documents", type=int, default=60)
+    parser.add_argument("--items", type=int, default=15)
+    parser.add_argument("--datasets", nargs="+", default=["cnndm", "bbc"], choices=["cnndm", "bbc"],
+                        help="FRANK data sets of the articles (cnndm alone: errors are rarer, the bot's best case)")
+    parser.add_argument("--pay", type=Decimal, default=Decimal("0.50"), help="the campaigns' pay per item")
+    parser.add_argument("--bank", type=int, default=10, help="honest items the bank-then-coast worker does first")
+    args = parser.parse_args()
+    with throwaway_database("adversary_bot") as make_worker:
+        figures = simulate(args.frank, args.documents, args.items, make_worker, tuple(args.datasets), args.bank, pay_per_item=args.pay)
     print(f"FRANK subset: {args.documents} articles of {'+'.join(args.datasets)}; each worker offered up to {args.items} items")
     print(f"{'worker':<24} {'items':>5} {'balanced':>8} {'gold':>5} {'traps':>5} {'bonuses':>7} {'owed':>7}  status (reason)")
     for label, row in figures.items():
