@@ -140,5 +140,10 @@ def test_schema_states_the_constraints_the_server_enforces(campaign, admin_clien
     assert list(schema["paths"]["/api/campaigns/"]["post"]["requestBody"]["content"]) == ["application/json"]
     form = admin_client.post("/api/campaigns/", {"slug": "by-form", "name": "F", "bonus_on_public_labels": "0"}, format="multipart")
     assert form.status_code == 415
-    visibility = schema["paths"]["/api/campaigns/{slug}/gold/{id}/"]["patch"]["requestBody"]["content"]
-    assert list(visibility) == ["application/json"] and visibility["application/json"]["schema"]["required"] == ["public"]
+    visibility = schema["paths"]["/api/campaigns/{slug}/gold/{id}/"]["patch"]["requestBody"]
+    assert visibility["required"] is True and list(visibility["content"]) == ["application/json"]
+    assert visibility["content"]["application/json"]["schema"]["required"] == ["public"]
+    auto = components["CampaignRequest"]["properties"]["auto_score_metrics"]["items"]["enum"]
+    assert auto == metrics
+    refused = admin_client.patch("/api/campaigns/frank-api/", {"auto_score_metrics": ["nonsense"]}, format="json")
+    assert refused.status_code == 400 and "auto_score_metrics" in refused.json()

@@ -75,7 +75,10 @@ def _metric_names() -> list[str]:
 
 #: Values the API takes from a registry that can grow (protocols, scorers): read when the schema is generated,
 #: the same lists the views check against. (component, property) and (path, method, query parameter).
-REGISTRY_ENUMS_IN_BODIES = {("ScoringJobCreateRequest", "metric"): _metric_names}
+REGISTRY_ENUMS_IN_BODIES = {
+    ("ScoringJobCreateRequest", "metric"): _metric_names,
+    ("CampaignRequest", "auto_score_metrics"): _metric_names,  # a list: its items
+}
 REGISTRY_ENUMS_IN_QUERIES = {("/api/campaigns/", "get", "kind"): _campaign_kinds}
 
 
@@ -86,9 +89,18 @@ def state_registry_constraints(result, generator, request, public):
         for name in (component, "Patched" + component):
             field = schemas.get(name, {}).get("properties", {}).get(prop)
             if field is not None:
-                field["enum"] = values()
+                (field["items"] if field.get("type") == "array" else field)["enum"] = values()
     for (path, method, name), values in REGISTRY_ENUMS_IN_QUERIES.items():
         for parameter in result.get("paths", {}).get(path, {}).get(method, {}).get("parameters", []):
             if parameter["in"] == "query" and parameter["name"] == name:
                 parameter["schema"]["enum"] = values()
+    # A body with required fields is itself required (drf-spectacular leaves a PATCH body optional).
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            body = operation.get("requestBody") if isinstance(operation, dict) else None
+            for media in (body or {}).get("content", {}).values():
+                schema = media.get("schema", {})
+                schema = schemas.get(schema.get("$ref", "").rpartition("/")[2], schema)
+                if schema.get("required"):
+                    body["required"] = True
     return result

@@ -11,7 +11,7 @@ class ScoringJobCreateSerializer(serializers.Serializer):
     metric = serializers.CharField(max_length=50, help_text="Scorer name, e.g. rouge, bleu, meteor, bertscore, coco.")
     config = serializers.DictField(required=False, default=dict, help_text="Scorer configuration (see the scorer's docs).")
     summary_ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), required=False, allow_empty=False,
+        child=serializers.IntegerField(min_value=1), required=False, allow_empty=False, min_length=1,  # minItems in the schema
         help_text="Only these summaries of the campaign (default: all of them).",
     )
     chunk_size = serializers.IntegerField(min_value=1, max_value=10_000, default=64)
