@@ -56,7 +56,9 @@ def test_a_link_naming_another_participant_offers_to_sign_out(browser_page, live
 def test_main_pages_run_under_the_csp_without_a_refusal(browser_page, new_page, live_server, screenshot):
     campaign = make_campaign(prolific_completion_code="CODE7", prolific_screenout_code="OUT7")
     make_document(campaign)
-    make_worker("csp-admin", staff=True)
+    admin = make_worker("csp-admin", staff=True).user
+    admin.is_superuser = True  # the Django admin's add pages too
+    admin.save(update_fields=["is_superuser"])
 
     crowd = new_page()
     crowd_refused = csp_refusals(crowd)
@@ -75,6 +77,8 @@ def test_main_pages_run_under_the_csp_without_a_refusal(browser_page, new_page, 
         (f"/campaigns/{campaign.slug}/dashboard/", "[data-refresh-note], h1"),
         ("/api/docs/", ".swagger-ui .info .title"),
         ("/api/redoc/", "[role=search], .api-info, h1"),
+        ("/admin/", "#site-name"),
+        ("/admin/annotate/campaign/add/", "#content form"),
     ]:
         page.goto(live_server.url + path)
         page.wait_for_selector(ready)
