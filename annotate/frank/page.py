@@ -96,7 +96,7 @@ def choose_traps(
     ``traps`` are ``(id, text, edited)``; ``edited`` is False for an unedited copy of an article sentence.
 
     Traps that repeat a shown sentence up to their edit (:func:`repeats_visible`) are never taken. Among the
-    others, the trap whose length is closest to one of the summary's sentences is taken, then the one closest in
+    others, the trap whose length is closest to the summary's sentences is taken, then the one closest in
     wording to the page (genuine summaries of one article resemble each other; a trap unlike everything
     else, or much longer or shorter, would stand out too); ties at random. Positions with no trap left get
     none (the page then has fewer traps rather than a tell). ``similarity_of`` is :func:`similarity` or a
@@ -107,12 +107,13 @@ def choose_traps(
     rng.shuffle(pool)
     chosen: dict[int, int] = {}
     for position in slots:
-        lengths = [_shown_words(s) for s in summaries[position]] or [0]
+        lengths = sorted(_shown_words(s) for s in summaries[position]) or [0]
+        low, high = lengths[0], lengths[-1]
 
-        def rank(entry: tuple[int, tuple[int, str, bool]], lengths: list[int] = lengths) -> tuple[int, float, int]:
+        def rank(entry: tuple[int, tuple[int, str, bool]], low: int = low, high: int = high) -> tuple[int, float, int]:
             index, (_, text, _) = entry
             words = _shown_words(text)
-            off = min(abs(words - n) for n in lengths)  # it replaces the sentence closest in length
+            off = max(low - words, words - high, 0)
             return (off, -max((similarity_of(text, v) for v in visible), default=0.0), index)
 
         eligible = [(i, t) for i, t in enumerate(pool) if not repeats_visible(t[1], visible, edited=t[2], similarity_of=similarity_of)]

@@ -167,7 +167,7 @@ def review_pairs(participation: Participation, assignment: Assignment) -> list[C
         Assignment.objects.filter(item_id=assignment.item_id, status=AssignmentStatus.SUBMITTED)
         .exclude(worker_id=me).values_list("worker_id", flat=True)
     )
-    stored = []
+    stored: list[CopyFlag] = []
     for partner in partners:
         a, b = min(me, partner), max(me, partner)
         stats = pair_stats(campaign, a, b)
@@ -206,7 +206,10 @@ def copy_hold(participation: Participation, assignment: Assignment) -> str | Non
     releases it or not; returns the reason (None: independent as far as can be seen)."""
     if not protocol_for(participation.campaign.kind).labels_sentences:
         return None  # no sentence labels to compare (BUMP edits)
-    review_pairs(participation, assignment)
+    if not review_pairs(participation, assignment) and not participation.pay_held:
+        # Nothing compared now: an earlier flag held the pay when it was found (``pay_held``), and a release
+        # clears it until a shared item brings new evidence. One query for a worker alone on the item.
+        return None
     reason = follower_evidence(participation)
     if reason is not None and not participation.pay_held:
         hold_unpaid_entries(participation, reason)
