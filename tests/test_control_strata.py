@@ -161,7 +161,8 @@ def test_the_overlap_rule_earns_no_bonus_and_stops_within_10_items_beside_a_paid
     paid = worker_figures(honest, campaign)
     assert honest_run.submitted == 10 and paid["status"] == "working" and paid["balanced_score"] == 1.0
     assert BonusEntry.objects.filter(worker=honest, reason="pay per item").count() == 10
-    assert paid["bonuses"] >= 5 and paid["owed"] >= 10 * PAY + 5 * campaign.bonus_per_item
+    # Scored within overlap bands, FRANK's gold decides the score later than pooled: the first bonuses wait for it.
+    assert paid["bonuses"] >= 3 and paid["owed"] >= 10 * PAY + 3 * campaign.bonus_per_item
     # FRANK's gold, scored within strata: no page feature gives it away, and the control page says so.
     admin = Client()
     admin.force_login(make_worker(staff=True).user)
@@ -177,7 +178,7 @@ def test_bank_then_coast_earns_at_most_3_bonuses_after_10_honest_items(frank_dir
     bonus_of = set(BonusEntry.objects.filter(worker=worker, key__startswith="item-bonus:").values_list("assignment_id", flat=True))
     banked = [a for a in submitted[:10] if a.pk in bonus_of]
     coasting = [a for a in submitted[10:] if a.pk in bonus_of]
-    assert len(banked) >= 5  # the honest part did earn bonuses
+    assert len(banked) >= 3  # the honest part did earn bonuses (once its score within overlap bands existed)
     assert len(coasting) <= 3, (len(coasting), run.stopped)
     print(f"bank-then-coast: {len(submitted)} items, {len(banked)} banked bonuses, {len(coasting)} while coasting; {worker_figures(worker, campaign)}")
 
