@@ -459,14 +459,10 @@ def recent_checks(checks: Sequence[Check], per_class: int = RECENT_CHECKS_PER_CL
 
 def recent_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
     """The balanced score of the worker's recent checks (:func:`recent_checks`), so "bank good work, then stop
-    reading" shows within a few items. Within strata when those decide; else pooled over the window (a window
-    is small, its strata may not hold both classes, and a careless worker's pooled window score is low too)."""
-    quality = balanced_score(recent_checks(checks), min_per_class)
-    if quality.score is None and quality.pooled_score is not None:
-        pooled = balanced_score([replace(c, stratum="") for c in recent_checks(checks)], min_per_class)
-        return replace(quality, score=pooled.score, factual_share=pooled.factual_share, erroneous_share=pooled.erroneous_share,
-                       strata_factual_weight=pooled.strata_factual_weight, strata_erroneous_weight=pooled.strata_erroneous_weight)
-    return quality
+    reading" shows within a few items. Pooled over the window: a window is small and its strata seldom hold
+    both classes, while a worker who stopped reading scores low pooled too (a page rule is what the score over
+    all checks, within strata, is for)."""
+    return balanced_score([replace(c, stratum="") for c in recent_checks(checks)], min_per_class)
 
 
 def describe_recent(quality: Quality) -> str:

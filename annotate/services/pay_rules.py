@@ -128,8 +128,10 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
         sure = f", at least {bound:.2f} with {campaign.bonus_confidence:.0%} confidence," if campaign.bonus_confidence > 0 else ""
         return f"{quality.describe()}{sure} below the bonus threshold {campaign.bonus_min_score:.2f}", quality.score
     recent = worker_recent_quality(participation, until=assignment.submitted_at, in_submission=True)
-    if recent.score is not None and recent.score < campaign.bonus_min_score:
-        return f"recent work below the bonus threshold {campaign.bonus_min_score:.2f}: {describe_recent(recent)}"[:300], quality.score
+    recent_bound = recent.lower_bound(campaign.bonus_confidence)
+    if recent_bound is not None and recent_bound < campaign.bonus_min_score:
+        sure = f", at least {recent_bound:.2f} with {campaign.bonus_confidence:.0%} confidence" if campaign.bonus_confidence > 0 else ""
+        return f"recent work below the bonus threshold {campaign.bonus_min_score:.2f}: {describe_recent(recent)}{sure}"[:300], quality.score
     return None, quality.score
 
 
