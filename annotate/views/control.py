@@ -16,6 +16,8 @@ from annotate.models import (
     Trap,
     TrapSource,
 )
+from annotate.protocols import protocol_for
+from annotate.services.attention import worker_attention
 from annotate.services.control_items import (
     PREDICTABILITY_WARNING,
     cached_gold_predictability,
@@ -26,8 +28,6 @@ from annotate.services.control_items import (
     set_gold_label,
     worker_quality,
 )
-from annotate.protocols import protocol_for
-from annotate.services.attention import worker_attention
 from annotate.services.errors import InvalidSubmission
 from annotate.services.independence import copy_flags
 from annotate.services.pay_rules import release_held_pay
