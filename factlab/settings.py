@@ -95,10 +95,10 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # 400 for NUL characters and JSON nested too deep, before any view parses the request.
     "annotate.request_limits.RequestSanityMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
     # CSP and frame rules on every page, SameSite=None for crowd workers' cookies only: outside the session and
     # CSRF middleware, so it sees the cookies they set (annotate.middleware).
     "annotate.middleware.SecurityHeadersMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",

@@ -5,6 +5,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db.models import Sum
 from django.utils import timezone
 
 from annotate.frank.protocol import (
@@ -29,6 +30,7 @@ from annotate.protocols import protocol_for
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
+from annotate.services.participation import is_screened_out
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
@@ -174,24 +176,39 @@ def test_submission_before_the_entity_question_is_refused():
         submit_assignment(assignment.pk, worker, answers_for(assignment))
 
 
-def test_wrong_entity_answer_blocks_at_once_and_releases_the_assignment():
-    campaign = make_campaign()
-    make_document(campaign)
-    make_document(campaign)
-    worker = make_worker()
-    assignment = request_assignment(worker, campaign)
-    wrong = (assignment.layout["entity"]["answer"] + 1) % 3
-    outcome = check_entity_answer(assignment.pk, worker, wrong)
-    assert outcome["correct"] is False and "reading check" in outcome["blocked_reason"]
+def test_a_first_wrong_reading_check_is_forgiven_and_the_second_blocks_keeping_the_pay_of_submitted_items():
+    # Prolific's policy: a participant is removed only after failing two attention checks.
+    campaign = make_campaign(pay_per_item=Decimal("0.50"), bonus_per_item=Decimal("0"), completion_min_items=1,
+                             prolific_completion_code="DONE-1", prolific_screenout_code="OUT-1")
+    for _ in range(3):
+        make_document(campaign)
+    worker = make_worker(provider="prolific", external_id="p-reader")
+    first = request_assignment(worker, campaign)
+    wrong = (first.layout["entity"]["answer"] + 1) % 3
+    outcome = check_entity_answer(first.pk, worker, wrong)
+    assert outcome["correct"] is False and outcome["blocked_reason"] is None and outcome["failures"] == 1
     assert "answer" not in outcome
+    first.refresh_from_db()
+    assert first.status == AssignmentStatus.ACTIVE and first.entity_correct is False
+    # A second answer does not change the outcome (no retry to find the right option) ...
+    assert check_entity_answer(first.pk, worker, first.layout["entity"]["answer"])["correct"] is False
+    # ... and the worker goes on with the item, which is submitted and paid.
+    age(first)
+    submit_assignment(first.pk, worker, answers_for(first))
+    paid = BonusEntry.objects.filter(worker=worker, campaign=campaign).aggregate(total=Sum("amount"))["total"]
+    assert paid == Decimal("0.50")
+    second = request_assignment(worker, campaign)
+    outcome = check_entity_answer(second.pk, worker, (second.layout["entity"]["answer"] + 1) % 3)
+    assert outcome["failures"] == 2 and "2 answers to the reading check" in outcome["blocked_reason"]
     p = Participation.objects.get(worker=worker, campaign=campaign)
-    assert p.is_blocked and (p.entity_checks, p.entity_failures) == (1, 1)
-    assignment.refresh_from_db()
-    assert assignment.status == AssignmentStatus.RELEASED and assignment.entity_correct is False
+    assert p.is_blocked and (p.entity_checks, p.entity_failures) == (2, 2)
+    second.refresh_from_db()
+    assert second.status == AssignmentStatus.RELEASED
     with pytest.raises(NotEligible, match="blocked"):
         request_assignment(worker, campaign)
-    # A second answer does not change the outcome (no retry to find the right option).
-    assert check_entity_answer(assignment.pk, worker, assignment.layout["entity"]["answer"])["correct"] is False
+    # screened out now, with the pay of the item submitted before kept
+    assert is_screened_out(p)
+    assert BonusEntry.objects.filter(worker=worker, campaign=campaign).aggregate(total=Sum("amount"))["total"] == Decimal("0.50")
 
 
 def test_entity_choice_out_of_range_is_refused():

@@ -259,7 +259,8 @@ def test_no_gold_reaches_the_annotator(client):
 
 def test_admin_page_is_staff_only_and_shows_workers_and_actions(client):
     # One checked answer of each class decides the balanced score here, so the first item earns its bonus.
-    campaign = make_campaign(entity_check_enabled=False, trap_rate=1.0, status=CampaignStatus.DRAFT, control_min_per_class=1, bonus_confidence=0.0)
+    campaign = make_campaign(entity_check_enabled=False, trap_rate=1.0, status=CampaignStatus.DRAFT, control_min_per_class=1, bonus_confidence=0.0,
+                             prolific_completion_code="C0MPLETE", prolific_screenout_code="SCREENED")
     make_document(campaign, traps=TRAPS)
     page_url = reverse("annotate:manage-campaign", args=[campaign.slug])
     annotator = make_worker("annotator-1")
@@ -268,6 +269,8 @@ def test_admin_page_is_staff_only_and_shows_workers_and_actions(client):
     assert client.get(reverse("annotate:manage-bonuses-csv", args=[campaign.slug])).status_code == 403
     admin = make_worker("admin-1", staff=True)
     login(client, admin)
+    # The bonus on offer cannot be paid by traps built from the article alone: the checklist says so.
+    assert b'<li class="warning" id="ready-bonus">' in client.get(page_url).content
     client.post(reverse("annotate:manage-action", args=[campaign.slug]), {"action": "start"})
     campaign.refresh_from_db()
     assert campaign.status == CampaignStatus.RUNNING

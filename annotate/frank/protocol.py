@@ -26,6 +26,8 @@ from annotate.frank.typology import BY_CODE, CATEGORIES, CODES, MAX_CATEGORIES_P
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
+from annotate.importers.recognizers import recognize_aggrefact, recognize_jsonl, recognize_llm_aggrefact, recognize_qags
+from annotate.importers.sniff import Recognition, Sample
 from annotate.models import (
     Assignment,
     Campaign,
@@ -281,7 +283,7 @@ def _page_data(assignment: Assignment, layout: dict[str, Any], article: list[str
         "paragraphs": article_paragraphs(article),
         "summaries": [{"sentences": page} for page in pages],
         "entity_options": entity["options"] if entity else [],
-        "entity_done": (entity is None) or assignment.entity_correct is True,
+        "entity_done": (entity is None) or assignment.entity_correct is not None,
         "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
     }
 
@@ -304,6 +306,14 @@ def _task_page_data_from_database(assignment: Assignment, relevant_k: int) -> di
     return _page_data(assignment, layout, shown_article, pages)
 
 
+
+def recognize_frank_zip(sample: Sample) -> Recognition | None:
+    """FRANK's data folder (or a FactLab FRANK export) zipped: its annotations file beside article files."""
+    names = {m.rsplit("/", 1)[-1] for m in sample.members}
+    if sample.shape == "zip" and "human_annotations.json" in names:
+        return Recognition("a zip holding human_annotations.json (FRANK's data folder or a FactLab FRANK export)")
+    return None
+
 class FrankProtocol(Protocol):
     kind = "frank"
     family = "frank"
@@ -317,11 +327,12 @@ class FrankProtocol(Protocol):
     campaign_defaults: ClassVar[Mapping[str, object]] = {}
     # FRANK's folder travels as a zip; QAGS and FactLab JSONL records become FRANK campaigns by default.
     dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
-        "frank": DatasetFormat(import_frank, (".zip",), public_labels="FRANK"),
-        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",), public_labels="QAGS"),
-        "jsonl": DatasetFormat(import_jsonl, (".jsonl",)),
-        "aggrefact": DatasetFormat(import_aggrefact, (".csv",), public_labels="AggreFact"),
-        "llm_aggrefact": DatasetFormat(import_llm_aggrefact, (".csv", ".jsonl"), public_labels="LLM-AggreFact"),
+        "frank": DatasetFormat(import_frank, (".zip",), public_labels="FRANK", recognize=recognize_frank_zip),
+        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",), public_labels="QAGS", recognize=recognize_qags),
+        "jsonl": DatasetFormat(import_jsonl, (".jsonl",), recognize=recognize_jsonl),
+        "aggrefact": DatasetFormat(import_aggrefact, (".csv",), public_labels="AggreFact", recognize=recognize_aggrefact),
+        "llm_aggrefact": DatasetFormat(import_llm_aggrefact, (".csv", ".jsonl"), public_labels="LLM-AggreFact",
+                                       recognize=recognize_llm_aggrefact),
     }
     export_formats: ClassVar[Mapping[str, str]] = {"frank": "FRANK's data folder (sentence judgements and summary scores)"}
     export_parts = ("summaries", "sentences", "articles")  # annotate.frank.exporter.FILES
@@ -343,6 +354,12 @@ class FrankProtocol(Protocol):
             "exercise": frank_content.public_view(exercise), "categories": CATEGORIES,
             "rows": qualification_rows(exercise, post),
         })
+
+    def qualification_source(self, campaign: Campaign) -> str:
+        if (campaign.training_material or {}).get("qualification"):
+            return "imported"
+        _, documents = campaign_gold_documents(campaign)
+        return "campaign" if any(frank_content.gold_test_eligible(d) for d in documents) else "shipped"
 
     def parse_qualification(self, campaign: Campaign, participation: Participation, post) -> dict[str, Any]:
         # Each worker and attempt gets their own random subset of the pool.
@@ -370,12 +387,6 @@ class FrankProtocol(Protocol):
     def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None, checkpoint=None) -> int:
         from annotate.frank.prepared import prepare_campaign
 
-    def qualification_source(self, campaign: Campaign) -> str:
-        if (campaign.training_material or {}).get("qualification"):
-            return "imported"
-        _, documents = campaign_gold_documents(campaign)
-        return "campaign" if any(frank_content.gold_test_eligible(d) for d in documents) else "shipped"
-
         return prepare_campaign(campaign, only_missing=only_missing, progress=progress, checkpoint=checkpoint)
 
     def prepare_assignment(self, assignment: Assignment) -> None:
@@ -387,7 +398,7 @@ class FrankProtocol(Protocol):
 
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
         layout = assignment.layout
-        if layout.get("entity") and assignment.entity_correct is not True:
+        if layout.get("entity") and assignment.entity_correct is None:
             raise InvalidSubmission("Answer the reading check question first.")
         rows = payload.get("summaries")
         if not isinstance(rows, list) or len(rows) != len(layout["summaries"]):

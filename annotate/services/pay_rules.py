@@ -56,9 +56,10 @@ from .control_items import (
 from .independence import copy_hold
 from .ledger import add_ledger_entry
 
-
 EDIT_BONUS_PREFIX = "edit-bonus"
 HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
+#: Pay per item a protocol settles from a later decision on the work (a BUMP edit's review): ``defer_pay``.
+DEFERRED_PAY_PREFIX = "deferred-pay"
 #: Pay of an item submitted before the worker's score existed: held, then paid or refused by the score.
 PENDING_PAY_PREFIX = "pending-pay"
 
@@ -183,7 +184,6 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
     paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
     # Answers copied from (or shared with) another worker: held with the evidence (services/independence.py).
     copying = None if paid_before else copy_hold(participation, assignment)
-    paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
     hold = None if paid_before else (hold_reason(participation) or copying)
     if hold is None and not paid_before and bonus_now and campaign_has_checks(campaign):
         if not score_exists(participation, assignment):

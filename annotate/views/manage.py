@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.safe_csv import SafeCsvWriter
-from annotate.models import Campaign, Participation, SentenceJudgement
+from annotate.models import Campaign, CampaignStatus, Participation, SentenceJudgement
 from annotate.protocols import protocol_for
 from annotate.providers import study_links
 from annotate.selectors import campaign_progress, worker_table
@@ -24,6 +24,7 @@ from annotate.services.campaigns import (
 from annotate.services.crowd import recent_crowd_events
 from annotate.services.participation import block_participation, unblock_participation
 from annotate.services.pay_rules import APPROVAL_FORMATS, approval_csv
+from annotate.services.readiness import study_readiness
 from annotate.views.access import staff_required
 
 
@@ -69,6 +70,7 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
         "crowd_form": crowd_form or CrowdSettingsForm(instance=campaign),
         "crowd_events": recent_crowd_events(campaign),
         "actions": allowed_actions(campaign),
+        "readiness": study_readiness(campaign) if campaign.status != CampaignStatus.FINISHED else [],
         **study_context(campaign),  # uploads, jobs with cancel/retry, exports (annotate/views/study.py)
     }, status=400 if crowd_form is not None else 200)
 
@@ -82,9 +84,17 @@ class CrowdSettingsForm(forms.ModelForm):
     class Meta:
         model = Campaign
         fields = (
-            "prolific_completion_code", "prolific_screenout_code", "completion_min_items", "mturk_items_per_assignment",
+            "crowd_platform", "prolific_completion_code", "prolific_screenout_code", "completion_min_items", "mturk_items_per_assignment",
             "new_crowd_workers_per_hour", "unattended_release_minutes",
         )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A form (or script) that does not send the platform keeps the campaign's.
+        self.fields["crowd_platform"].required = False
+
+    def clean_crowd_platform(self) -> str:
+        return self.cleaned_data.get("crowd_platform") or self.instance.crowd_platform
 
 
 @staff_required

@@ -13,7 +13,12 @@ from annotate.api.parsers import JSONParser
 from annotate.api.permissions import IsAdmin, IsResearcherOrAdmin
 from annotate.models import Campaign
 from annotate.roles import readable_campaigns
-from annotate.services.campaigns import CampaignStateError, apply_campaign_action, create_campaign
+from annotate.services.campaigns import (
+    CampaignNotReady,
+    CampaignStateError,
+    apply_campaign_action,
+    create_campaign,
+)
 
 
 @extend_schema_view(
@@ -31,13 +36,13 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
     lookup_field = "slug"
     lookup_value_regex = r"[-a-zA-Z0-9_]+"
     http_method_names = ["get", "post", "patch", "head", "options"]
+    # JSON only: a form field is text, and "0" read as false would accept what the schema's booleans refuse.
+    parser_classes = [JSONParser]
     ADMIN_ACTIONS = {"create", "update", "partial_update", "start", "pause", "resume", "finish"}
 
     def get_permissions(self):
         return [IsAdmin()] if self.action in self.ADMIN_ACTIONS else [IsResearcherOrAdmin()]
 
-    # JSON only: a form field is text, and "0" read as false would accept what the schema's booleans refuse.
-    parser_classes = [JSONParser]
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Campaign.objects.none()
@@ -52,7 +57,10 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
         try:
             apply_campaign_action(campaign, action_name)
         except CampaignStateError as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            body = {"detail": str(exc)}
+            if isinstance(exc, CampaignNotReady):  # the checklist items still open, each with what to do
+                body["problems"] = [{"key": p.key, "title": p.title, "detail": p.detail} for p in exc.problems]
+            return Response(body, status=status.HTTP_409_CONFLICT)
         return Response(self.get_serializer(campaign).data)
 
     @action(detail=True, methods=["post"])
