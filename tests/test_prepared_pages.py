@@ -157,7 +157,9 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
     # The first cycle may run one-off queries of a fresh process (caches of content types and the like).
     page_n, entity_n, submit_n = (max(c[i] for c in counts[1:]) for i in range(3))
     print("queries per item cycle (page, reading check, submit):", counts)
-    assert page_n <= 20 and entity_n <= 10 and submit_n <= 22, counts  # submit: + pay and bonus ledger entries
+    # submit: + pay and bonus ledger entries, the co-workers an independence check compares (1), and the page's
+    # attention signals stored after the transaction (3: read the assignment, the summaries' words, store once)
+    assert page_n <= 20 and entity_n <= 10 and submit_n <= 25, counts
 
 
 @pytest.mark.celery_worker
