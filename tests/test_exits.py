@@ -61,7 +61,8 @@ def test_a_blocked_worker_sees_the_screen_out_code_as_text():
     make_document(campaign)
     make_document(campaign)
     client, worker = arrive(campaign)
-    submit_current(client, campaign, worker, entity_right=False)
+    submit_current(client, campaign, worker, entity_right=False)  # forgiven once (Prolific's rule)
+    submit_current(client, campaign, worker, entity_right=False)  # blocked at the second
     page = client.get(reverse("annotate:campaign", args=[campaign.slug])).content
     assert code_shown(page, "screenout-code") == "OUT9" and b'data-copy="OUT9"' in page
 

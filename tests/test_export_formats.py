@@ -141,7 +141,8 @@ def test_qags_dataset_from_the_record_and_through_the_api(tmp_path, admin_client
             "/api/imports/", {"file": SimpleUploadedFile("q.jsonl", content), "format": "qags", "campaign": "qa", "dataset": "cnndm"},
             format="multipart",
         )
-    assert response.status_code == 202 and response.json()["options"] == {"dataset": "cnndm"}
+    options = response.json()["options"]
+    assert response.status_code == 202 and options["dataset"] == "cnndm" and options["detected"].startswith("qags: ")
     assert admin_client.get(f"/api/imports/{response.json()['id']}/").json()["status"] == "succeeded"
     datasets = list(Document.objects.filter(campaign__slug="qa").order_by("id").values_list("dataset", flat=True))
     assert datasets[0] == "xsum" and set(datasets[1:]) == {"cnndm"}
