@@ -26,7 +26,7 @@ def test_running_dashboard_reloads_only_when_data_changes(browser_page, live_ser
     assert page.evaluate("window.factlabMarker") == 1  # nothing changed: no reload
 
     Summary.objects.create(document=document, system="new-system", text="A new summary.")
-    page.wait_for_function("window.factlabMarker === undefined", timeout=5_000)
+    page.wait_for_function("() => window.factlabMarker === undefined", timeout=5_000)
 
     page.evaluate("window.factlabMarker = 2")
     page.select_option("select[name=split]", "test")

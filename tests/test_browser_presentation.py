@@ -180,7 +180,7 @@ def test_every_exit_shows_a_code_to_copy_and_the_way_back(view, live_server, scr
     assert page.inner_text("#screenout-code") == f"OUT{name.upper()}"
     assert page.locator("#screenout-link").get_attribute("href").endswith(f"cc=OUT{name.upper()}")
     page.click(".copy-code")
-    page.wait_for_function("document.querySelector('.copy-status').textContent.length > 0")
+    page.wait_for_function("() => document.querySelector('.copy-status').textContent.length > 0")
     screenshot(page, f"presentation-{name}-07-failed-qualification-code")
     # A crowd identity never sees other campaigns: home is its own study; another campaign is refused.
     page.goto(f"{live_server.url}/")
