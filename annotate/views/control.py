@@ -116,34 +116,40 @@ def gold_visibility(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotate:manage-control", slug)
 
 
+def _set_accepted_risk(request: HttpRequest, slug: str, field: str, *, accepted: str, withdrawn: str) -> HttpResponse:
+    """Set a campaign's risk switch ``field`` from the form's ``accept`` (1: the admin accepts it knowingly)."""
+    campaign = get_object_or_404(Campaign, slug=slug)
+    accept = request.POST.get("accept") == "1"
+    Campaign.objects.filter(pk=campaign.pk).update(**{field: accept})
+    if accept:
+        messages.warning(request, accepted)
+    else:
+        messages.success(request, withdrawn)
+    return redirect("annotate:manage-control", slug)
+
+
 @staff_required
 @require_POST
 def public_label_bonus(request: HttpRequest, slug: str) -> HttpResponse:
-    """The campaign's ``bonus_on_public_labels``: an admin accepts (``accept`` 1) or withdraws the risk of paying
-    bonuses on published labels."""
-    campaign = get_object_or_404(Campaign, slug=slug)
-    accept = request.POST.get("accept") == "1"
-    Campaign.objects.filter(pk=campaign.pk).update(bonus_on_public_labels=accept)
-    if accept:
-        messages.warning(request, "Bonuses now count public labels: a worker holding the published labels is paid without reading.")
-    else:
-        messages.success(request, "Bonuses need private checks again.")
-    return redirect("annotate:manage-control", slug)
+    """The campaign's ``bonus_on_public_labels``: an admin accepts or withdraws the risk of paying bonuses on
+    published labels."""
+    return _set_accepted_risk(
+        request, slug, "bonus_on_public_labels",
+        accepted="Bonuses now count public labels: a worker holding the published labels is paid without reading.",
+        withdrawn="Bonuses need private checks again.",
+    )
 
 
 @staff_required
 @require_POST
 def shipped_qualification(request: HttpRequest, slug: str) -> HttpResponse:
-    """The campaign's ``shipped_qualification_accepted``: an admin accepts (``accept`` 1) or withdraws the
-    protocol's shipped qualification pool, whose keys are in the source, for want of material of its own."""
-    campaign = get_object_or_404(Campaign, slug=slug)
-    accept = request.POST.get("accept") == "1"
-    Campaign.objects.filter(pk=campaign.pk).update(shipped_qualification_accepted=accept)
-    if accept:
-        messages.warning(request, "The shipped qualification pool is in use where the campaign has no material: its keys are in the source code.")
-    else:
-        messages.success(request, "The shipped qualification pool is no longer offered.")
-    return redirect("annotate:manage-control", slug)
+    """The campaign's ``shipped_qualification_accepted``: an admin accepts or withdraws the protocol's shipped
+    qualification pool, whose keys are in the source, for want of material of its own."""
+    return _set_accepted_risk(
+        request, slug, "shipped_qualification_accepted",
+        accepted="The shipped qualification pool is in use where the campaign has no material: its keys are in the source code.",
+        withdrawn="The shipped qualification pool is no longer offered.",
+    )
 
 
 @staff_required
