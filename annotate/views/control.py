@@ -13,8 +13,6 @@ from annotate.models import (
     Participation,
     PayDecision,
     Summary,
-    Trap,
-    TrapSource,
 )
 from annotate.protocols import protocol_for
 from annotate.services.attention import worker_attention
@@ -31,6 +29,7 @@ from annotate.services.control_items import (
 from annotate.services.errors import InvalidSubmission
 from annotate.services.independence import copy_flags
 from annotate.services.pay_rules import release_held_pay
+from annotate.services.readiness import bonus_evidence
 
 from .access import staff_required
 
@@ -40,8 +39,6 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = get_object_or_404(Campaign, slug=slug)
     participations = Participation.objects.filter(campaign=campaign).select_related("worker__user", "campaign").order_by("pk")
     gold = GoldLabel.objects.filter(summary__document__campaign=campaign)
-    # Published labels (a benchmark's release) pay no bonus unless the campaign accepts them knowingly.
-    bonus_gold = gold if campaign.bonus_on_public_labels else gold.filter(public=False)
     return render(request, "annotate/manage/control.html", {
         "campaign": campaign,
         "gold_counts": {label: gold.filter(source=value).count() for value, label in GoldSource.choices},
@@ -63,8 +60,7 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         "predictability": cached_gold_predictability(campaign),
         "predictability_warning": PREDICTABILITY_WARNING,
         # Bonuses need erroneous sentences whose label the page does not give away (services/pay_rules.py).
-        "bonus_evidence": bonus_gold.filter(factual=False).count()
-        + Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0).count(),
+        "bonus_evidence": bonus_evidence(campaign),
     })
 
 
