@@ -94,8 +94,10 @@ def test_frank_text_layout_category_rule_rules_and_back(view, live_server, scree
     assert not artefacts(summary) and "UNK" not in summary
     # UNK as the neutral placeholder (explained in the instructions), the lower-case summaries truecased.
     shown = [s["text"] for summary in json.loads(page.inner_text("#task-data"))["summaries"] for s in summary["sentences"]]
-    assert "[?] hired a pair of pole dancing robots for an event in London." in shown
-    assert "Technology shows such as the annual E3 games conference in Los Angeles." in shown
+    truecased = ["[?] hired a pair of pole dancing robots for an event in London.",
+                 "Technology shows such as the annual E3 games conference in Los Angeles."]
+    # The page's one trap takes the place of a sentence chosen at random, so one of the two may be hidden by it.
+    assert sum(text in shown for text in truecased) >= len(truecased) - 1, shown
     assert all(text[0].isupper() or text[0] in "[‘“'\"" for text in shown) and not any(artefacts(text) for text in shown)
     assert "[?]" in page.inner_text("#unknown-word-rule")
     # The sentence under judgement and its underlined evidence are on screen together.

@@ -4,6 +4,7 @@ Used by the bonus rules (``bonuses``) and by the release of held pay (``pay_rule
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
@@ -30,3 +31,32 @@ def add_ledger_entry(
         return True
     except IntegrityError:
         return False
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One positive amount to append for an assignment (see :func:`add_ledger_entries`)."""
+
+    key: str
+    assignment_id: int | None
+    amount: Decimal
+    reason: str
+
+
+def add_ledger_entries(entries: list[LedgerEntry], *, participation: Participation) -> Decimal:
+    """Append many positive entries of one worker in two queries; keys already in the ledger are skipped.
+
+    For callers holding the participation's lock (no other writer of these keys meanwhile). Returns the
+    amount appended now.
+    """
+    entries = [e for e in entries if e.amount > 0]
+    if not entries:
+        return Decimal("0.00")
+    present = set(BonusEntry.objects.filter(key__in=[e.key for e in entries]).values_list("key", flat=True))
+    new = [e for e in entries if e.key not in present]
+    BonusEntry.objects.bulk_create([
+        BonusEntry(key=e.key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+                   assignment_id=e.assignment_id, amount=e.amount, reason=e.reason)
+        for e in new
+    ], ignore_conflicts=True)
+    return sum((e.amount for e in new), Decimal("0.00"))

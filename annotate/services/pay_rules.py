@@ -54,7 +54,7 @@ from .control_items import (
     worker_recent_quality,
 )
 from .independence import copy_hold
-from .ledger import add_ledger_entry
+from .ledger import LedgerEntry, add_ledger_entries, add_ledger_entry
 
 EDIT_BONUS_PREFIX = "edit-bonus"
 HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
@@ -147,28 +147,34 @@ def score_exists(participation: Participation, assignment: Assignment) -> bool:
 
 def settle_pending_pay(participation: Participation, *, refuse: str | None = None) -> Decimal:
     """Pay the worker's items held until their score existed (``refuse``: refuse them instead, with this reason).
-    Each held item is settled once (unique keys); returns the amount paid now."""
+    Each held item is settled once (unique keys); returns the amount paid now.
+
+    Called inside the submission with the participation locked, so the keys read here cannot be written
+    meanwhile; the settlement is two inserts however many items were held (a submit's cost stays fixed)."""
     held = list(PayDecision.objects.filter(
         worker_id=participation.worker_id, campaign_id=participation.campaign_id, kind=PayDecisionKind.HELD,
         key__startswith=f"{PENDING_PAY_PREFIX}:",
-    ).select_related("assignment"))
+    ).only("key", "assignment_id", "amount"))
+    if not held:
+        return Decimal("0.00")
     settled = set(PayDecision.objects.filter(
         key__in=[f"{outcome}:{d.key}" for d in held for outcome in ("released", "refused")],
     ).values_list("key", flat=True))
-    paid = Decimal("0.00")
-    for decision in held:
-        if f"released:{decision.key}" in settled or f"refused:{decision.key}" in settled:
-            continue
-        if refuse is not None:
-            _record(participation, decision.assignment, key=f"refused:{decision.key}", kind=PayDecisionKind.REFUSED,
-                    amount=decision.amount, reason=f"pay held until the quality score existed, refused: {refuse}")
-            continue
-        released = _record(participation, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
-                           amount=decision.amount, reason="pay held until the quality score existed: paid, the score exists")
-        if released and add_ledger_entry(key=f"released:{decision.key}", participation=participation,
-                                         assignment=decision.assignment, amount=decision.amount, reason="pay per item"):
-            paid += decision.amount
-    return paid
+    open_holds = [d for d in held if f"released:{d.key}" not in settled and f"refused:{d.key}" not in settled]
+    outcome, kind = ("refused", PayDecisionKind.REFUSED) if refuse is not None else ("released", PayDecisionKind.RELEASED)
+    reason = (f"pay held until the quality score existed, refused: {refuse}" if refuse is not None
+              else "pay held until the quality score existed: paid, the score exists")[:300]
+    PayDecision.objects.bulk_create([
+        PayDecision(key=f"{outcome}:{d.key}", kind=kind, worker_id=participation.worker_id,
+                    campaign_id=participation.campaign_id, assignment_id=d.assignment_id, amount=d.amount, reason=reason)
+        for d in open_holds
+    ])
+    if refuse is not None:
+        return Decimal("0.00")
+    return add_ledger_entries([
+        LedgerEntry(key=f"released:{d.key}", assignment_id=d.assignment_id, amount=d.amount, reason="pay per item")
+        for d in open_holds
+    ], participation=participation)
 
 
 def judge_submission(participation: Participation, assignment: Assignment) -> Verdict:
