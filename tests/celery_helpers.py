@@ -29,7 +29,17 @@ import kombu.pools
 from metrics_service.scorers.base import Scorer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-REDIS_HOST = "127.0.0.1:6379"
+
+
+def _redis_host() -> str:
+    """host:port of the suite's Redis (``REDIS_URL``'s), so parallel runs can each use a Redis of their own."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0")
+    return f"{parts.hostname or '127.0.0.1'}:{parts.port or 6379}"
+
+
+REDIS_HOST = _redis_host()
 
 
 def redis_url(db: int) -> str:
@@ -63,7 +73,7 @@ def _reset_producer_pool(app) -> None:
 
 @contextmanager
 def broker(redis_db: int) -> Iterator[str]:
-    """Send this process's tasks to ``redis://127.0.0.1:6379/<redis_db>`` (purged first), then restore."""
+    """Send this process's tasks to ``redis://<REDIS_HOST>/<redis_db>`` (purged first), then restore."""
     import redis
 
     from factlab.celery import app

@@ -1,4 +1,4 @@
-"""The LLM judge and the LLM annotator through a real Celery worker subprocess (Redis 127.0.0.1:6379, db 9),
+"""The LLM judge and the LLM annotator through a real Celery worker subprocess (the suite's Redis, db 9),
 which calls the local OpenAI-compatible test server over HTTP like a deployment calls vLLM."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from annotate.models import JudgementSource, MetricScore, SentenceJudgement, Sum
 from metrics_service.llm_annotation import submit_llm_annotation
 from metrics_service.models import JobStatus, ScoringJob
 from metrics_service.services import submit_scoring_job
-from tests.celery_helpers import CeleryWorker, broker, wait_for
+from tests.celery_helpers import CeleryWorker, broker, redis_url, wait_for
 from tests.llm_server import llm_env, llm_server  # noqa: F401 (fixtures)
 from tests.tiny_models import tiny_causal_lm_dir  # noqa: F401 (fixture)
 
@@ -31,7 +31,7 @@ def test_llm_jobs_run_on_a_real_worker(transactional_db, llm_env):  # noqa: F811
     n_sentences = sum(len(s.sentences) for s in summaries)
     before = len(llm_env.requests)
     # The worker inherits FACTLAB_LLM_BASE_URL / _MODEL / _CACHE from this process's environment.
-    with broker(redis_db=9), CeleryWorker(broker_url="redis://127.0.0.1:6379/9", queues=("cpu",)) as worker:
+    with broker(redis_db=9), CeleryWorker(broker_url=redis_url(9), queues=("cpu",)) as worker:
         judge = submit_scoring_job(metric="llm_judge", config={"concurrency": 2}, campaign=campaign, chunk_size=2)
         annotate = submit_llm_annotation(campaign=campaign, chunk_size=2)
         assert judge.queue == annotate.queue == "cpu"

@@ -23,7 +23,7 @@ from metrics_service.models import ChunkStatus, JobStatus
 from metrics_service.scorers import REGISTRY
 from metrics_service.services import submit_scoring_job
 from metrics_service.tasks import heal_scoring_jobs
-from tests.celery_helpers import TEST_SCORERS, CeleryWorker, broker, wait_for
+from tests.celery_helpers import TEST_SCORERS, CeleryWorker, broker, redis_url, wait_for
 from tests.test_scoring_jobs_worker import WORKER_ENV, job_finished
 from tests.test_scoring_jobs_worker import make_campaign as make_scoring_campaign
 
@@ -50,7 +50,7 @@ def test_messages_lost_in_the_broker_are_sent_again_by_the_beat_and_the_jobs_fin
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.FACTLAB_HEAL_GRACE_SECONDS = 0
     campaign = make_scoring_campaign("lost-messages", n_documents=2, with_references=False)
-    url = f"redis://127.0.0.1:6379/{DB}"
+    url = redis_url(DB)
     with broker(redis_db=DB):
         upload = _queued_upload("lost-import")
         dispatch_import_job(upload.pk)
@@ -90,7 +90,7 @@ def test_a_lost_report_message_is_sent_again_by_the_next_poll(transactional_db, 
     from metrics_service.report_jobs import request_report
 
     campaign = make_scoring_campaign("lost-report", n_documents=2, with_references=False)
-    url = f"redis://127.0.0.1:6379/{DB}"
+    url = redis_url(DB)
     with broker(redis_db=DB):
         settings.FACTLAB_HEAL_GRACE_SECONDS = 3600
         report, progress = request_report(campaign)

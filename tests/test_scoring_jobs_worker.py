@@ -1,4 +1,4 @@
-"""Scoring jobs through real Celery worker subprocesses on Redis (127.0.0.1:6379, dbs 3 and 4).
+"""Scoring jobs through real Celery worker subprocesses on the suite's Redis (dbs 3 and 4).
 
 The data is committed (``transactional_db``) so the worker, connected to the same test database, sees it.
 """
@@ -17,6 +17,7 @@ from tests.celery_helpers import (
     TEST_SCORERS,
     CeleryWorker,
     broker,
+    redis_url,
     wait_for,
 )
 from tests.tiny_models import tiny_seq2seq_dir  # noqa: F401 - fixture
@@ -62,7 +63,7 @@ def test_rouge_and_coco_jobs_run_on_a_real_worker(transactional_db, tiny_seq2seq
     campaign = make_campaign("worker-real", n_documents=3, with_references=True)
     ids = sorted(Summary.objects.filter(document__campaign=campaign).values_list("id", flat=True))
     systems = sorted(Summary.objects.filter(document__campaign=campaign, is_reference=False).values_list("id", flat=True))
-    with broker(redis_db=3), CeleryWorker(broker_url="redis://127.0.0.1:6379/3", env=WORKER_ENV) as worker:
+    with broker(redis_db=3), CeleryWorker(broker_url=redis_url(3), env=WORKER_ENV) as worker:
         rouge = submit_scoring_job(metric="rouge", campaign=campaign, chunk_size=4)
         coco = submit_scoring_job(metric="coco", config={"model": str(tiny_seq2seq_dir), "masks": ["sent"]}, campaign=campaign, chunk_size=5)
         assert (rouge.queue, coco.queue) == ("cpu", "gpu")
@@ -91,7 +92,7 @@ def test_a_killed_worker_loses_only_its_chunk_which_is_retried(transactional_db,
     # Redis gives an unacknowledged message to another worker once it is older than the visibility
     # timeout; the new worker looks for such messages every second here.
     env = {**WORKER_ENV, "CELERY_VISIBILITY_TIMEOUT": "4", "CELERY_UNACKED_RESTORE_INTERVAL": "1", "CELERY_UNACKED_RESTORE_THROTTLE": "1"}
-    url = "redis://127.0.0.1:6379/4"
+    url = redis_url(4)
     with broker(redis_db=4):
         first = CeleryWorker(broker_url=url, env=env)
         try:

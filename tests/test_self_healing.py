@@ -28,7 +28,7 @@ from metrics_service.models import ChunkStatus, JobStatus
 from metrics_service.scorers import REGISTRY
 from metrics_service.services import requeue_orphaned_chunks, submit_scoring_job
 from metrics_service.tasks import heal_scoring_jobs
-from tests.celery_helpers import TEST_SCORERS, CeleryWorker, _reset_producer_pool, broker, wait_for, worker_database_url
+from tests.celery_helpers import TEST_SCORERS, CeleryWorker, _reset_producer_pool, broker, redis_url, wait_for, worker_database_url
 from tests.conftest import REPO_ROOT
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.test_scoring_jobs_worker import WORKER_ENV, assert_scored_once, job_finished
@@ -76,7 +76,7 @@ def test_jobs_submitted_during_an_outage_are_sent_by_the_beat_once_redis_is_back
     assert ImportJob.objects.get(pk=upload.pk).dispatched_at is None
 
     env = {**WORKER_ENV, "FACTLAB_MEDIA_ROOT": str(settings.MEDIA_ROOT)}  # the worker reads the upload there
-    with broker(redis_db=5), CeleryWorker(broker_url="redis://127.0.0.1:6379/5", env=env) as worker:
+    with broker(redis_db=5), CeleryWorker(broker_url=redis_url(5), env=env) as worker:
         healed = heal_scoring_jobs()
         assert sorted(healed["undispatched"]) == sorted(job.chunks.values_list("id", flat=True))
         assert heal_import_jobs() == [upload.pk]
@@ -94,7 +94,7 @@ def test_jobs_submitted_during_an_outage_are_sent_by_the_beat_once_redis_is_back
 def test_a_dead_workers_chunk_is_requeued_within_seconds_not_after_the_visibility_timeout(transactional_db, tmp_path):
     campaign = make_scoring_campaign("dead-worker", n_documents=2, with_references=False)
     config = {"state_dir": str(tmp_path), "sleep_on_call": 1, "seconds": 300}
-    url = "redis://127.0.0.1:6379/6"
+    url = redis_url(6)
     with broker(redis_db=6):
         first = CeleryWorker(broker_url=url, env=WORKER_ENV)  # default visibility timeout: one hour
         try:
