@@ -38,3 +38,17 @@ def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, n_bi
         inside = bins == b
         total += inside.mean() * abs(confidence[inside].mean() - correct[inside].mean())
     return float(total)
+
+
+def interval_coverage(low: np.ndarray, high: np.ndarray, value: np.ndarray) -> float:
+    """Share of intervals ``[low, high]`` (bounds included) that hold the true ``value``: the empirical
+    coverage that a 95% interval should bring near 0.95 on data with known truth.
+
+    Examples:
+        >>> interval_coverage(np.array([0.0, 0.5, 0.2]), np.array([1.0, 0.9, 0.4]), np.array([1.0, 0.4, 0.3]))
+        0.6666666666666666
+    """
+    low, high, value = (np.asarray(x, dtype=float) for x in (low, high, value))
+    if value.size == 0:
+        return float("nan")
+    return float(((low <= value) & (value <= high)).mean())
