@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import tempfile
 from collections.abc import Callable, Iterator
@@ -124,6 +125,33 @@ class GoldFollower:
     def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
         factual, category = self._known.get((position, index), (True, ""))
         return {"factual": factual, "categories": [] if factual else [category or "OtherE"]}
+
+
+class SlipReader(GoldFollower):
+    """A careful but human reader: the known labels where there are any, FRANK's rating of the summary elsewhere
+    ("No" with probability one minus its Factuality), and a share ``slips`` of all answers the other way."""
+
+    name = "reader with slips"
+
+    def __init__(self, slips: float = 0.1, seed: int = 0) -> None:
+        super().__init__()
+        self.slips, self.rng = slips, random.Random(seed)
+        self._ratings: list[float] = []
+
+    def load(self, data: dict[str, Any]) -> None:
+        from annotate.models import Assignment, Summary
+
+        super().load(data)
+        rows = Assignment.objects.get(pk=data["assignment"]).layout["summaries"]
+        scores = dict(Summary.objects.filter(pk__in=[r["summary"] for r in rows]).values_list("pk", "human_scores"))
+        self._ratings = [float((scores.get(r["summary"]) or {}).get("Factuality", 1.0)) for r in rows]
+
+    def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
+        known = self._known.get((position, index))
+        factual = known[0] if known is not None else self.rng.random() >= 1 - self._ratings[position]
+        if self.rng.random() < self.slips:
+            factual = not factual
+        return {"factual": factual, "categories": [] if factual else [(known[1] if known else "") or "OtherE"]}
 
 
 class PublicLabelBot(GoldFollower):

@@ -34,10 +34,12 @@ from benchmarks.adversary_bot import (
     BankThenCoast,
     GoldFollower,
     OverlapBot,
+    SlipReader,
     run_worker,
     setup_campaign,
     worker_figures,
 )
+from benchmarks.adversary_copiers import Reader
 from tests.factories import make_campaign, make_document, make_worker
 
 pytestmark = pytest.mark.django_db
@@ -135,9 +137,10 @@ def test_first_items_of_a_worker_blocked_when_the_score_exists_are_refused():
 
 # ---------------------------------------------------------------- end to end on FRANK
 
-def _frank(frank_dir, documents: int):
+def _frank(frank_dir, documents: int, **settings):
     # Private gold (an admin's own labels): the attack under test is the overlap rule, not published labels.
-    return setup_campaign(frank_dir, documents, slug="strata-frank", private_gold=True, min_seconds_per_sentence=2.0, pay_per_item=PAY)
+    return setup_campaign(frank_dir, documents, slug="strata-frank", private_gold=True, min_seconds_per_sentence=2.0, pay_per_item=PAY,
+                          **settings)
 
 
 def _run(campaign, agent, items: int):
@@ -150,12 +153,15 @@ def _run(campaign, agent, items: int):
 
 def test_the_overlap_rule_earns_no_bonus_and_stops_within_10_items_beside_a_paid_honest_worker(frank_dir):
     campaign = _frank(frank_dir, documents=16)
-    bot, _ = _run(campaign, OverlapBot(0.7), items=10)
-    figures = worker_figures(bot, campaign)
-    assert figures["bonuses"] == 0, figures
-    # Within strata it scores about chance: blocked within 10 items in most claim orders; in some its score is
-    # just above the block threshold after 10 (0.605 seen), paid its pay per item and no bonus.
-    assert figures["status"] in ("blocked", "held for review") or figures["balanced_score"] < 0.65, figures
+    # Three identities, each in a claim order of its own: every one is blocked (its score within strata) or
+    # held (its answers follow the overlap even where the known label says otherwise) within 10 items.
+    for _ in range(3):
+        bot, run = _run(campaign, OverlapBot(0.7), items=10)
+        figures = worker_figures(bot, campaign)
+        assert figures["bonuses"] == 0 and figures["owed"] <= (figures["items"] - 1) * PAY, figures  # never the stopping item
+        assert figures["status"] in ("blocked", "held for review"), figures
+        assert run.stopped, run  # it takes no further item
+        print(f"overlap bot: {figures}")
     honest, honest_run = _run(campaign, GoldFollower(), items=10)
     paid = worker_figures(honest, campaign)
     assert honest_run.submitted == 10 and paid["status"] == "working" and paid["balanced_score"] == 1.0
@@ -167,7 +173,26 @@ def test_the_overlap_rule_earns_no_bonus_and_stops_within_10_items_beside_a_paid
     admin.force_login(make_worker(staff=True).user)
     control = admin.get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
     assert 'id="predictability-table"' in control and 'id="gold-predictable"' not in control
-    print(f"overlap bot: {figures}; honest: {paid}")
+    print(f"honest: {paid}")
+
+
+def test_answers_a_page_feature_predicts_are_held_with_the_evidence_while_readers_stay_paid(frank_dir):
+    # The score never blocks here: what stops the overlap rule is the shape of its answers alone.
+    campaign = _frank(frank_dir, documents=16, control_block_threshold=0.0)
+    bot, run = _run(campaign, OverlapBot(0.7), items=10)
+    figures = worker_figures(bot, campaign)
+    assert figures["status"] == "held for review" and figures["owed"] == 0 and figures["bonuses"] == 0, figures
+    assert run.stopped and figures["items"] <= 10, run  # held: no further item until an admin's review
+    assert figures["reason"].startswith("predictable answers: a page feature predicts them"), figures
+    assert "word overlap with the closest article sentence" in figures["reason"] and "answered as the rule on" in figures["reason"]
+    held = PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.HELD)
+    assert held.exists() and all("predictable answers" in d.reason or "quality score exists" in d.reason for d in held)
+    # Human-like readers (answers that follow FRANK's ratings, or the gold with slips) and a gold follower: paid.
+    for agent in (Reader(), SlipReader(slips=0.1), GoldFollower()):
+        worker, worker_run = _run(campaign, agent, items=10)
+        row = worker_figures(worker, campaign)
+        assert worker_run.submitted == 10 and row["status"] == "working" and row["owed"] >= 10 * PAY, (type(agent).__name__, row)
+        print(f"{type(agent).__name__}: {row}")
 
 
 def test_bank_then_coast_earns_at_most_3_bonuses_after_10_honest_items(frank_dir):

@@ -21,12 +21,26 @@ from annotate.frank.entities import entity_question
 from annotate.frank.importer import import_frank
 from annotate.frank.page import place_traps, present_page
 from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
-from annotate.frank.qualification import campaign_gold_documents, parse_qualification_form, qualification_rows
-from annotate.frank.typology import BY_CODE, CATEGORIES, CODES, MAX_CATEGORIES_PER_ANSWER
+from annotate.frank.qualification import (
+    campaign_gold_documents,
+    parse_qualification_form,
+    qualification_rows,
+)
+from annotate.frank.typology import (
+    BY_CODE,
+    CATEGORIES,
+    CODES,
+    MAX_CATEGORIES_PER_ANSWER,
+)
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
-from annotate.importers.recognizers import recognize_aggrefact, recognize_jsonl, recognize_llm_aggrefact, recognize_qags
+from annotate.importers.recognizers import (
+    recognize_aggrefact,
+    recognize_jsonl,
+    recognize_llm_aggrefact,
+    recognize_qags,
+)
 from annotate.importers.sniff import Recognition, Sample
 from annotate.models import (
     Assignment,
@@ -47,7 +61,7 @@ from annotate.protocols.base import (
     QualificationForm,
     SubmissionResult,
 )
-from annotate.services.control_items import campaign_has_checks
+from annotate.services.control_items import campaign_has_checks, sentence_page_features
 from annotate.services.errors import (
     InvalidSubmission,
 )
@@ -219,12 +233,17 @@ def build_layout(document: Document, trap_rate: float, rng: random.Random, place
         [s["raw"] for s in summaries], [(t["id"], t["text"], t["edited"]) for t in traps], slots, placement,
         similarity_of=similarity_lookup(page),
     ) if slots else {}
+    trap_text = {t["id"]: t["text"] for t in traps}
     rows = []
     for p, summary in enumerate(summaries):
         trap_id, at = trap_of.get(p, (None, None))
         row = {"summary": summary["id"], "sentences": len(summary["raw"]) - (trap_id is not None), "trap": trap_id}
+        shown = list(summary["raw"])
         if trap_id is not None:
             row["trap_at"] = at
+            shown[at] = trap_text[trap_id]
+        # What a script computes from the page, per shown sentence (never sent: the page shows the text itself).
+        row["features"] = sentence_page_features(shown, page["article"])
         rows.append(row)
     rng.shuffle(rows)
     return {"summaries": rows, "entity": entity_question(document, rng)}

@@ -78,16 +78,29 @@ _WORD = re.compile(r"[a-z0-9]+")
 OVERLAP_BANDS = (0.5, 0.8, 1.0)
 
 
-def sentence_overlap(sentence: str, article_sentences: Sequence[str]) -> float:
-    """The share of ``sentence``'s words (lower-cased letters and digits) found in its closest article sentence."""
+def sentence_overlap(sentence: str, article_sentences: Sequence[str], *, vocabularies: Sequence[set[str]] | None = None) -> float:
+    """The share of ``sentence``'s words (lower-cased letters and digits) found in its closest article sentence
+    (``vocabularies``: the article sentences' words, from :func:`article_vocabularies`, when many sentences of one
+    page are measured)."""
     words = _WORD.findall(sentence.lower())
     if not words:
         return 1.0
     best = 0
-    for line in article_sentences:
-        vocabulary = set(_WORD.findall(line.lower()))
+    for vocabulary in vocabularies if vocabularies is not None else article_vocabularies(article_sentences):
         best = max(best, sum(word in vocabulary for word in words))
     return round(best / len(words), 4)
+
+
+def article_vocabularies(article_sentences: Sequence[str]) -> list[set[str]]:
+    return [set(_WORD.findall(line.lower())) for line in article_sentences]
+
+
+def sentence_page_features(sentences: Sequence[str], article_sentences: Sequence[str]) -> list[list[float]]:
+    """Per sentence of one summary as a page shows it: ``[word overlap with the closest article sentence, word
+    count]``, what a script holding the page computes (with the position and the summary's length, known from
+    the layout); kept with the layout, so that answers a page feature predicts show (services/predictable_answers)."""
+    vocabularies = article_vocabularies(article_sentences)
+    return [[sentence_overlap(text, (), vocabularies=vocabularies), len(_WORD.findall(text.lower()))] for text in sentences]
 
 
 def overlap_band(overlap: float | None) -> int:

@@ -216,15 +216,16 @@ def copy_hold(participation: Participation, assignment: Assignment) -> str | Non
     return reason
 
 
-def hold_unpaid_entries(participation: Participation, reason: str) -> None:
-    """Move the worker's unpaid ledger entries of the campaign into held decisions (each once)."""
+def hold_unpaid_entries(participation: Participation, reason: str, *, why: str = "answers not independent") -> None:
+    """Move the worker's unpaid ledger entries of the campaign into held decisions (each once); ``why`` in short
+    on each reversal entry, ``reason`` (the evidence) on each held decision."""
     entries = BonusEntry.objects.filter(
         worker_id=participation.worker_id, campaign_id=participation.campaign_id, paid_at__isnull=True, amount__gt=0,
     ).exclude(key__startswith=f"{HELD_COPY_PREFIX}:")
     for entry in entries.select_related("assignment"):
         key = f"{HELD_COPY_PREFIX}:{entry.key}"
         if add_ledger_entry(key=key, participation=participation, assignment=entry.assignment, amount=-entry.amount,
-                            reason="held for review: answers not independent", reversal=True):
+                            reason=f"held for review: {why}", reversal=True):
             PayDecision.objects.get_or_create(key=key, defaults={
                 "kind": PayDecisionKind.HELD, "worker_id": participation.worker_id, "campaign_id": participation.campaign_id,
                 "assignment": entry.assignment, "amount": entry.amount, "reason": f"{entry.reason} held for review: {reason}"[:300],

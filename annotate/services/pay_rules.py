@@ -20,6 +20,9 @@ Decided once, at submission, from facts the worker cannot forge:
   (:mod:`annotate.services.control_items`), in every campaign that has gold labels or shows traps; with
   ``bonus_confidence`` > 0 the score must be above it with that confidence (per-class Wilson lower bounds),
   so that a few lucky answers early on never earn a bonus;
+* **held: answers a page feature predicts** (one threshold on the word overlap, the sentence length, ...)
+  almost perfectly, even where the rule contradicts the known labels: a page rule, not a reader
+  (:mod:`annotate.services.predictable_answers`), held for an admin's review with that evidence;
 * **an edit's bonus** (BUMP) is owed while expert review accepts or corrects the edit
   (:func:`settle_edit_bonus`); while the worker's pay is held it is recorded as held, and a release settles
   it from the review as it stands then.
@@ -53,8 +56,9 @@ from .control_items import (
     worker_quality,
     worker_recent_quality,
 )
-from .independence import copy_hold
+from .independence import copy_hold, hold_unpaid_entries
 from .ledger import LedgerEntry, add_ledger_entries, add_ledger_entry
+from .predictable_answers import predictable_answers_hold
 
 EDIT_BONUS_PREFIX = "edit-bonus"
 HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
@@ -191,6 +195,12 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
     # Answers copied from (or shared with) another worker: held with the evidence (services/independence.py).
     copying = None if paid_before else copy_hold(participation, assignment)
     hold = None if paid_before else (hold_reason(participation) or copying)
+    if hold is None and not paid_before:
+        # Answers a page feature predicts almost perfectly, even against the known labels: a rule, not a reader
+        # (services/predictable_answers.py); what the ledger owes and was not paid out is held with them.
+        hold = predictable_answers_hold(participation)
+        if hold is not None:
+            hold_unpaid_entries(participation, hold, why="predictable answers")
     if hold is None and not paid_before and bonus_now and campaign_has_checks(campaign):
         if not score_exists(participation, assignment):
             if campaign.pay_per_item > 0:

@@ -1,0 +1,186 @@
+"""Answers a page feature predicts: a script's rule is held for review, with the evidence named.
+
+The balanced score within strata of data set and overlap band gives a page rule ("No" when a sentence shares
+under 70% of its words with its closest article sentence) about one half, but that is an average over the few
+gold sentences a worker has met: in some claim orders such a rule stays just above the block threshold for
+many items. What gives it away at once is the shape of its answers: a rule over one page feature answers
+*every* sentence by that feature, so a single threshold on it predicts the worker's answers perfectly, also
+on the sentences whose known label it gets wrong. A reader's answers follow what
+the sentence says: they correlate with the overlap (abstractive sentences are wrong more often) but no
+threshold separates them.
+
+At each submission (sentence-labelling protocols), over the worker's last :data:`RECENT_ITEMS` items: for
+each page feature a script computes (:data:`FEATURES`, kept in each assignment's layout when its page was
+laid out: :func:`~annotate.services.control_items.sentence_page_features`), the best one-threshold rule's
+balanced accuracy at predicting the worker's Yes/No answers (either direction). The worker's pay is held for
+review when, with at least :data:`MIN_ANSWERS_PER_CLASS` answers of each kind, one feature's rule predicts
+them with at least :data:`ALMOST_PERFECT` *and* the worker followed that rule where it contradicts the known
+labels (gold, traps): on FRANK a careful worker's answers can follow the summary's length almost perfectly
+too (XSum's one-sentence summaries are mostly wrong, and every one of them is gold), but where that rule and
+the label disagree a reader answers as the label, a script as its rule. Never a rejection: an admin reads
+the evidence and releases the pay or not (``pay_rules.release_held_pay``).
+
+``benchmarks/predictable_answers.py`` measures the rule on FRANK: the share of honest workers (answers that
+follow the gold, FRANK's ratings, or lean on the overlap with noise) held, and of page rules caught.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db.models import OuterRef, Subquery
+
+from annotate.models import (
+    Assignment,
+    AssignmentStatus,
+    GoldLabel,
+    Participation,
+    SentenceJudgement,
+    TrapAnswer,
+)
+from annotate.protocols import protocol_for
+
+#: The page features a rule can answer by, in the order of an answer's ``features``: word overlap with the
+#: closest article sentence, the sentence's word count, its position in the summary, the summary's sentences.
+#: The names are those of the gold's predictability (control_items.PAGE_FEATURES).
+FEATURES = ("word overlap", "sentence length", "sentence position", "summary length")
+#: What the evidence calls each feature, and the unit of its threshold.
+FEATURE_WORDS = {
+    "word overlap": "word overlap with the closest article sentence",
+    "sentence length": "sentence length in words",
+    "sentence position": "sentence position in its summary (from 0)",
+    "summary length": "summary length in sentences",
+}
+#: Items read back (the most recent): the cost of the check does not grow with the worker's history, and a
+#: worker who turns to a rule after honest work shows within a few items.
+RECENT_ITEMS = 30
+#: Answers of each kind before a rule can be judged: with fewer, a reader's few "No"s may line up by chance.
+MIN_ANSWERS_PER_CLASS = 10
+#: A one-threshold rule predicting the answers at least this well (balanced accuracy) is "almost perfect".
+ALMOST_PERFECT = 0.97
+#: ... and the worker must have followed it against the known labels: on at least this many sentences whose
+#: label the rule gets wrong, at least this share answered as the rule (a reader answers as the label there).
+MIN_CONTRADICTED = 3
+FOLLOWS_RULE_SHARE = 0.9
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One Yes/No answer, the page features of its sentence (:data:`FEATURES`) and its known label (gold or a
+    trap's; None when not known)."""
+
+    factual: bool
+    features: tuple[float, ...]
+    known: bool | None = None
+
+
+@dataclass(frozen=True)
+class RuleFit:
+    """The best one-threshold rule over one feature for a worker's answers."""
+
+    feature: str
+    score: float  # balanced accuracy of the rule at predicting the answers
+    threshold: float
+    factual_above: bool  # "Yes" at or above the threshold (else "Yes" below it)
+    predicted: int  # answers the rule predicts
+    answers: int
+
+    def predicts(self, value: float) -> bool:
+        """The rule's answer for a sentence whose feature is ``value`` (True: "Yes")."""
+        return (value >= self.threshold) == self.factual_above
+
+    def describe(self) -> str:
+        yes, no = ("at or above", "below") if self.factual_above else ("below", "at or above")
+        return (f"'Yes' {yes} {self.threshold:g}, 'No' {no} it, on the {FEATURE_WORDS[self.feature]}: "
+                f"{self.predicted} of {self.answers} answers (balanced accuracy {self.score:.2f})")
+
+
+def best_threshold_rule(values: Sequence[float], factual: Sequence[bool]) -> tuple[float, float, bool]:
+    """``(balanced accuracy, threshold, factual at or above it)`` of the best rule "Yes iff value >= threshold"
+    (or its reverse) for the answers ``factual``; one sort and one sweep. 0.5 when an answer kind is missing."""
+    yes_total = sum(factual)
+    no_total = len(factual) - yes_total
+    if yes_total == 0 or no_total == 0:
+        return 0.5, 0.0, True
+    pairs = sorted(zip(values, factual))
+    best = (0.5, pairs[0][0], True)
+    yes_below = no_below = 0  # answers strictly below the candidate threshold
+    i = 0
+    while i < len(pairs):
+        threshold = pairs[i][0]
+        score = ((yes_total - yes_below) / yes_total + no_below / no_total) / 2  # "Yes" at or above threshold
+        for candidate in ((score, threshold, True), (1 - score, threshold, False)):
+            if candidate[0] > best[0]:
+                best = candidate
+        while i < len(pairs) and pairs[i][0] == threshold:
+            yes_below += pairs[i][1]
+            no_below += not pairs[i][1]
+            i += 1
+    return best
+
+
+def rule_fits(answers: Sequence[Answer]) -> list[RuleFit]:
+    """For each feature, the best one-threshold rule at predicting ``answers``."""
+    factual = [a.factual for a in answers]
+    fits = []
+    for column, feature in enumerate(FEATURES):
+        values = [a.features[column] for a in answers]
+        score, threshold, above = best_threshold_rule(values, factual)
+        predicted = sum((v >= threshold) == above if f else (v >= threshold) != above for v, f in zip(values, factual))
+        fits.append(RuleFit(feature, score, threshold, above, predicted, len(answers)))
+    return fits
+
+
+def predictable_evidence(answers: Sequence[Answer]) -> str | None:
+    """Why these answers look like a page rule's (None: they do not): a rule over one feature predicts them
+    almost perfectly, *even where it contradicts the known labels*: of the answered sentences whose known label
+    the rule gets wrong (at least :data:`MIN_CONTRADICTED`), the worker answered as the rule on at least
+    :data:`FOLLOWS_RULE_SHARE`. A reader whose answers happen to follow a feature follows the label there."""
+    yes = sum(a.factual for a in answers)
+    if min(yes, len(answers) - yes) < MIN_ANSWERS_PER_CLASS:
+        return None
+    for fit in sorted(rule_fits(answers), key=lambda f: -f.score):
+        if fit.score < ALMOST_PERFECT:
+            return None
+        column = FEATURES.index(fit.feature)
+        contradicted = [a for a in answers if a.known is not None and fit.predicts(a.features[column]) != a.known]
+        as_rule = sum(fit.predicts(a.features[column]) == a.factual for a in contradicted)
+        if len(contradicted) >= MIN_CONTRADICTED and as_rule >= FOLLOWS_RULE_SHARE * len(contradicted):
+            return (f"predictable answers: a page feature predicts them, not the reading: {fit.describe()}; where the rule "
+                    f"contradicts the known label ({len(contradicted)} sentences) the worker answered as the rule on {as_rule}")[:300]
+    return None
+
+
+def worker_answers(participation: Participation) -> list[Answer]:
+    """The worker's answers of their last :data:`RECENT_ITEMS` items in the campaign (trap answers included),
+    with their sentences' page features and known labels; sentences whose layout has no features (laid out
+    before features were kept) are left out. Three queries."""
+    layouts = dict(
+        Assignment.objects.filter(
+            worker_id=participation.worker_id, item__campaign_id=participation.campaign_id, status=AssignmentStatus.SUBMITTED,
+        ).order_by("-submitted_at").values_list("pk", "layout")[:RECENT_ITEMS]
+    )
+    features: dict[tuple[int, int, int], tuple[float, ...]] = {}
+    trap_features: dict[tuple[int, int], tuple[float, ...]] = {}
+    for assignment_id, layout in layouts.items():
+        for row in (layout or {}).get("summaries", []):
+            shown = row.get("features") or []
+            for index, (overlap, words) in enumerate(shown):
+                features[(assignment_id, row["summary"], index)] = (overlap, words, index, len(shown))
+            if row.get("trap") and row.get("trap_at") is not None and row["trap_at"] < len(shown):
+                trap_features[(assignment_id, row["trap"])] = features[(assignment_id, row["summary"], row["trap_at"])]
+    gold = GoldLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index")).values("factual")[:1]
+    judgements = SentenceJudgement.objects.filter(assignment_id__in=list(layouts)).annotate(known=Subquery(gold)).values_list(
+        "assignment_id", "summary_id", "sentence_index", "factual", "known")
+    answers = [Answer(factual, features[(a, s, i)], known) for a, s, i, factual, known in judgements if (a, s, i) in features]
+    traps = TrapAnswer.objects.filter(assignment_id__in=list(layouts)).values_list("assignment_id", "trap_id", "factual", "trap__expected_factual")
+    answers += [Answer(factual, trap_features[(a, t)], expected) for a, t, factual, expected in traps if (a, t) in trap_features]
+    return answers
+
+
+def predictable_answers_hold(participation: Participation) -> str | None:
+    """Called at submission (the participation locked, this item stored): the reason to hold the worker's pay
+    when a page feature predicts their answers almost perfectly, even against the known labels, else None."""
+    if not protocol_for(participation.campaign.kind).labels_sentences:
+        return None  # no sentence answers (BUMP edits)
+    return predictable_evidence(worker_answers(participation))
