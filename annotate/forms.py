@@ -1,4 +1,5 @@
-"""Forms of the admin's study path on /manage/: a new campaign from an upload, metric scores for a campaign.
+"""Forms of the admin's pages on /manage/: a new campaign from an upload, metric scores, a campaign's settings
+and the invitations of its people.
 
 They only check what a browser form can get wrong (a missing file, a taken slug); the upload itself goes
 through :func:`annotate.services.import_jobs.create_import_job`, the same service as ``POST /api/imports/``.
@@ -6,10 +7,19 @@ through :func:`annotate.services.import_jobs.create_import_job`, the same servic
 from __future__ import annotations
 
 from django import forms
+from django.forms.models import fields_for_model, model_to_dict
 
 from annotate.models import Campaign, CampaignKind, Dataset
 from annotate.protocols import dataset_formats
+from annotate.services.campaign_settings import (
+    FIELD_TEXT,
+    CampaignSettingsRejected,
+    campaign_sections,
+    editable_fields,
+    save_campaign_settings,
+)
 from annotate.services.import_jobs import DETECT
+from annotate.services.people import INVITABLE_ROLES, REVIEWER
 
 FORMAT_LABELS = {
     "jsonl": "FactLab JSON lines (.jsonl, see docs/import-jsonl.md)",
@@ -65,3 +75,40 @@ class DocumentsUploadForm(forms.Form):
 class ScoresUploadForm(forms.Form):
     format = forms.ChoiceField(choices=SCORE_FORMATS, label="File format")
     file = forms.FileField(label="File")
+
+
+class CampaignSettingsForm(forms.Form):
+    """Every setting of ``campaign`` that applies to its protocol, in the sections of the settings page.
+
+    A plain form built from the model's fields (their types, choices and bounds): the rules that involve
+    several fields (the two codes differ, minimum under maximum, what the kind allows) are the service's,
+    which reports them on the field to change (:func:`annotate.services.campaign_settings.save_campaign_settings`).
+    """
+
+    def __init__(self, campaign: Campaign, *args, **kwargs):
+        names = editable_fields(campaign)
+        super().__init__(*args, initial=model_to_dict(campaign, fields=names), **kwargs)
+        self.campaign = campaign
+        self.fields.update(fields_for_model(
+            Campaign, fields=names,
+            labels={name: text[0] for name, text in FIELD_TEXT.items()},
+            help_texts={name: text[1] for name, text in FIELD_TEXT.items()},
+        ))
+        self.sections = [(section, [self[name] for name in section.fields]) for section in campaign_sections(campaign)]
+
+    def save(self) -> bool:
+        """Store every value or none; False with the refusals on their fields."""
+        try:
+            self.campaign = save_campaign_settings(self.campaign, self.cleaned_data)
+        except CampaignSettingsRejected as exc:
+            for field, messages in exc.errors.items():
+                for message in messages:
+                    self.add_error(field if field in self.fields else None, message)
+            return False
+        return True
+
+
+class InviteToCampaignForm(forms.Form):
+    role = forms.ChoiceField(choices=list(INVITABLE_ROLES.items()), widget=forms.RadioSelect, initial=REVIEWER, label="Role")
+    username = forms.CharField(max_length=150, label="Username", help_text="A new name creates an account and gives you a one-time link to send; an existing account is granted this campaign.")
+    email = forms.EmailField(required=False, label="Email (optional)", help_text="Kept with the account; FactLab sends no mail, you send the link.")

@@ -3,6 +3,8 @@
 * admin: staff users (``is_staff``) — everything;
 * researcher: members of the ``researchers`` group — read and export the campaigns they are granted
   (``Campaign.researchers``), submit scoring jobs;
+* reviewer (a duty beside the role): staff, members of the ``reviewers`` group (every campaign), and users a
+  campaign lists in ``Campaign.reviewers`` (that campaign only) — decide workers' edits in review;
 * annotator: everyone else — only the annotation pages, never other workers' data or gold answers.
 """
 from __future__ import annotations
@@ -11,6 +13,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db.models import QuerySet
 
 RESEARCHER_GROUP = "researchers"
+REVIEWER_GROUP = "reviewers"
 
 ADMIN = "admin"
 RESEARCHER = "researcher"
@@ -30,6 +33,22 @@ def role_of(user: AbstractBaseUser | AnonymousUser) -> str | None:
 def make_researcher(user) -> None:
     group, _ = Group.objects.get_or_create(name=RESEARCHER_GROUP)
     user.groups.add(group)
+
+
+def make_reviewer(user) -> None:
+    """A reviewer of every campaign (demo accounts); an invitation grants one campaign (``Campaign.reviewers``)."""
+    group, _ = Group.objects.get_or_create(name=REVIEWER_GROUP)
+    user.groups.add(group)
+
+
+def can_review(user: AbstractBaseUser | AnonymousUser, campaign_id: int | None = None) -> bool:
+    """May ``user`` review the work of the campaign ``campaign_id``? Without one: of any campaign?"""
+    if not user or not user.is_authenticated:
+        return False
+    if user.is_staff or user.groups.filter(name=REVIEWER_GROUP).exists():
+        return True
+    granted = user.reviewed_campaigns.all()
+    return (granted.filter(pk=campaign_id) if campaign_id is not None else granted).exists()
 
 
 def readable_campaigns(user) -> QuerySet:

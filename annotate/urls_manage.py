@@ -1,6 +1,6 @@
 from django.urls import path
 
-from .views import control, manage, study
+from .views import campaign_setup, control, manage, study
 
 urlpatterns = [
     path("manage/", manage.campaign_list, name="manage"),
@@ -13,6 +13,9 @@ urlpatterns = [
     path("manage/<slug:slug>/jobs/", study.campaign_jobs, name="manage-jobs"),
     path("manage/<slug:slug>/jobs/<str:job_kind>/<int:job_id>/<str:action>/", study.job_action, name="manage-job-action"),
     path("manage/<slug:slug>/", manage.campaign_page, name="manage-campaign"),
+    path("manage/<slug:slug>/settings/", campaign_setup.settings_page, name="manage-settings"),
+    path("manage/<slug:slug>/people/", campaign_setup.people_page, name="manage-people"),
+    path("manage/<slug:slug>/people/<str:role>/<int:user_id>/revoke/", campaign_setup.revoke_access, name="manage-people-revoke"),
     path("manage/<slug:slug>/control/", control.control_page, name="manage-control"),
     path("manage/<slug:slug>/control/gold/", control.set_gold, name="manage-gold"),
     path("manage/<slug:slug>/control/gold/derive/", control.derive_gold, name="manage-gold-derive"),

@@ -1,12 +1,11 @@
 """Expert review of BUMP edits: confirm or correct the error type, reject, and complete N/A items.
 
-Reviewers are staff users and members of the ``reviewers`` group (like ``researchers`` in
-``annotate.roles``). Only reviewed (accepted or corrected) edits enter exports
+Reviewers are staff users, members of the ``reviewers`` group, and the users a campaign lists as its
+reviewers (``annotate.roles.can_review``). Only reviewed (accepted or corrected) edits enter exports
 (``annotate.bump.selectors.exportable_pairs``).
 """
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.db import transaction
 from django.utils import timezone
 
@@ -28,27 +27,21 @@ from annotate.bump.protocol import (
     shown_reference,
 )
 
+from annotate.roles import REVIEWER_GROUP, can_review, make_reviewer
 from annotate.services.pay_rules import settle_edit_bonus
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 
-REVIEWER_GROUP = "reviewers"
 REVIEW_ACTIONS = ("accept", "correct", "reject")
+__all__ = ["REVIEWER_GROUP", "REVIEW_ACTIONS", "complete_expert_item", "is_reviewer", "make_reviewer", "review_edit", "undo_review"]
 
 
-def is_reviewer(user: AbstractBaseUser | AnonymousUser) -> bool:
-    if not user or not user.is_authenticated:
-        return False
-    return bool(user.is_staff) or user.groups.filter(name=REVIEWER_GROUP).exists()
+def is_reviewer(user, campaign_id: int | None = None) -> bool:
+    return can_review(user, campaign_id)
 
 
-def make_reviewer(user) -> None:
-    group, _ = Group.objects.get_or_create(name=REVIEWER_GROUP)
-    user.groups.add(group)
-
-
-def _require_reviewer(user) -> None:
-    if not is_reviewer(user):
-        raise NotEligible("Only reviewers (staff or the 'reviewers' group) may review edits.")
+def _require_reviewer(user, campaign_id: int | None) -> None:
+    if not can_review(user, campaign_id):
+        raise NotEligible("Only reviewers of this campaign (staff, the 'reviewers' group, or invited for it) may review its edits.")
 
 
 def _lock_edit_for_review(edit_id: int, reviewer, campaign_id: int) -> Edit:
@@ -68,7 +61,7 @@ def _lock_edit_for_review(edit_id: int, reviewer, campaign_id: int) -> Edit:
 
 def undo_review(edit_id: int, reviewer, *, campaign_id: int) -> Edit:
     """Take back the decision on an edit: it is pending again and any bonus it earned is reversed."""
-    _require_reviewer(reviewer)
+    _require_reviewer(reviewer, campaign_id)
     with transaction.atomic():
         edit = _lock_edit_for_review(edit_id, reviewer, campaign_id)
         edit.review_status = ReviewStatus.PENDING
@@ -99,7 +92,7 @@ def review_edit(edit_id: int, reviewer, action: str, *, campaign_id: int, correc
     never by the worker who made it. N/A records cannot be reviewed this way: their expert item is
     completed with :func:`complete_expert_item`.
     """
-    _require_reviewer(reviewer)
+    _require_reviewer(reviewer, campaign_id)
     if action not in REVIEW_ACTIONS:
         raise InvalidSubmission(f"unknown review action {action!r}; expected one of {', '.join(REVIEW_ACTIONS)}")
     with transaction.atomic():
@@ -138,7 +131,7 @@ def complete_expert_item(item_id: int, reviewer, *, edited_text: str = "", not_a
     The same minimality rules as for workers apply. The expert edit is accepted at once (it is a review).
     The item is closed by a submitted assignment of the reviewer, so it is completed only once.
     """
-    _require_reviewer(reviewer)
+    _require_reviewer(reviewer, Item.objects.filter(pk=item_id).values_list("campaign_id", flat=True).first())
     worker, _ = Worker.objects.get_or_create(user=reviewer)
     with transaction.atomic():
         item = Item.objects.select_for_update(of=("self",)).select_related("campaign", "summary", "document").filter(pk=item_id, for_experts=True).first()

@@ -68,14 +68,14 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _forbidden(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/message.html", {
-        "title": "Reviewers only", "message": "This page is for reviewers (staff or members of the 'reviewers' group).",
+        "title": "Reviewers only", "message": "This page is for the campaign's reviewers (staff, the 'reviewers' group, or invited for this campaign).",
     }, status=403)
 
 
 @login_required
 def review(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = _campaign(slug)
-    if not is_reviewer(request.user):
+    if not is_reviewer(request.user, campaign.pk):
         return _forbidden(request)
     # Two independent pagers: the queue oldest first, decisions latest first.
     pending_page = Paginator(review_queue(campaign, reviewer=request.user), REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
@@ -110,7 +110,7 @@ def _back_to_review(request: HttpRequest, slug: str, anchor: str = "") -> HttpRe
 @require_POST
 def review_decide(request: HttpRequest, slug: str, edit_id: int) -> HttpResponse:
     campaign = _campaign(slug)
-    if not is_reviewer(request.user):
+    if not is_reviewer(request.user, campaign.pk):
         return _forbidden(request)
     action = request.POST.get("action", "")
     position = request.POST.get("position", "")
@@ -136,8 +136,8 @@ def review_decide(request: HttpRequest, slug: str, edit_id: int) -> HttpResponse
 @login_required
 @require_POST
 def expert_complete(request: HttpRequest, slug: str, item_id: int) -> HttpResponse:
-    _campaign(slug)
-    if not is_reviewer(request.user):
+    campaign = _campaign(slug)
+    if not is_reviewer(request.user, campaign.pk):
         return _forbidden(request)
     try:
         complete_expert_item(

@@ -161,6 +161,8 @@ class Campaign(models.Model):
     training_material = models.JSONField(default=dict, blank=True, help_text="Imported with manage.py import_training_material; empty: the protocol's default.")
     # Researchers granted read/export access to this campaign (admins see every campaign).
     researchers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="granted_campaigns")
+    # Reviewers of this campaign's work (BUMP edits) invited for it; staff and the global "reviewers" group review every campaign.
+    reviewers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="reviewed_campaigns")
     # License of the campaign's data, written into the dataset card of Parquet exports (e.g. "mit", "cc-by-4.0").
     license = models.CharField(max_length=100, blank=True, help_text="SPDX-style license id of the data, e.g. mit or cc-by-4.0.")
 

@@ -66,15 +66,18 @@ def create_campaign(*, slug: str, name: str, kind: str, fields: Mapping[str, obj
     """
     values = {**protocol_for(kind).campaign_defaults, **(fields or {})}
     researchers = values.pop("researchers", None)
+    reviewers = values.pop("reviewers", None)
     with transaction.atomic():
         campaign = Campaign(slug=slug, name=name, kind=kind, **values)
-        campaign.full_clean(exclude=["researchers"], validate_unique=False)
+        campaign.full_clean(exclude=["researchers", "reviewers"], validate_unique=False)
         problems = campaign_setting_problems(kind, values)
         if problems:
             raise ValidationError(problems)
         campaign.save()
         if researchers:
             campaign.researchers.set(researchers)
+        if reviewers:
+            campaign.reviewers.set(reviewers)
     return campaign
 
 

@@ -20,6 +20,8 @@ class ReadinessItem:
     ok: bool
     blocking: bool
     detail: str
+    #: The section of the campaign's settings page where this item is fixed (None: elsewhere, e.g. an upload).
+    settings_section: str | None = None
 
     @property
     def stops_start(self) -> bool:
@@ -51,14 +53,15 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
         items.append(ReadinessItem(
             "exits", "Prolific completion and screen-out codes", codes, True,
             "Both codes are set; paste the Prolific study link below into your Prolific study." if codes else
-            "Set the completion code and the screen-out code of your Prolific study under Crowd settings: without them "
-            "workers finish with no code to return and cannot be paid, and screened-out workers cannot be told apart.",
+            "Set the completion code and the screen-out code of your Prolific study in the campaign's settings (Crowd "
+            "platform and exits): without them workers finish with no code to return and cannot be paid, and "
+            "screened-out workers cannot be told apart.", "crowd",
         ))
     else:
         where = {"mturk": "MTurk (the HIT's form returns the worker)", "invited": "invited workers with an account here"}
         items.append(ReadinessItem(
             "exits", "Where workers come from", True, True,
-            f"Workers come from {where.get(campaign.crowd_platform, campaign.crowd_platform)}; no exit codes are needed.",
+            f"Workers come from {where.get(campaign.crowd_platform, campaign.crowd_platform)}; no exit codes are needed.", "crowd",
         ))
     if campaign.qualification_required:
         source = protocol.qualification_source(campaign)
@@ -73,11 +76,11 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
                 "The qualification has no material of its own: import some (manage.py import_training_material), add "
                 "gold to the campaign, accept the shipped pool knowingly on the quality-control page (its keys are "
                 "public), or turn the qualification off in the campaign's settings."
-            ),
+            ), "qualification",
         ))
     if not protocol.bonus_at_submission:
         # The protocol settles its bonus from expert review (BUMP), not from checks at submission.
-        items.append(ReadinessItem("bonus", "Bonus rule", True, True, "A bonus is paid for each edit that review accepts."))
+        items.append(ReadinessItem("bonus", "Bonus rule", True, True, "A bonus is paid for each edit that review accepts.", "pay"))
         return items
     checks = campaign_has_checks(campaign)
     evidence = bonus_evidence(campaign) if campaign.bonus_per_item > 0 else 0
@@ -85,6 +88,7 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
         "checks", "Quality checks", checks, False,
         "Workers are scored on control items or traps." if checks else
         "No gold labels and no traps: no worker's answers are checked. Add gold on the control page or set a trap rate.",
+        "quality",
     ))
     bonus_ok = campaign.bonus_per_item == 0 or evidence > 0
     # A warning, not a stop: the pay rules pay no bonus without such evidence, and the worker page promises none.
@@ -95,7 +99,7 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
             if bonus_ok else
             f"A bonus of {campaign.bonus_per_item} per item is offered, but no check can ever pay it (it needs erroneous "
             "private gold or traps from human edits). Add such gold on the control page, or set the bonus to 0."
-        ),
+        ), "pay",
     ))
     return items
 

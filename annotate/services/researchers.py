@@ -126,8 +126,8 @@ def accept_invitation(uidb64: str, token: str, password: str):
             raise ResearcherError("password: " + " ".join(exc.messages)) from exc
         user.set_password(password)
         user.is_active = True
+        # The role (researcher, a campaign's reviewer) was granted with the invitation: accepting adds none.
         user.save(update_fields=["password", "is_active"])
-        make_researcher(user)
     return user
 
 

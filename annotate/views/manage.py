@@ -120,7 +120,8 @@ def campaign_action(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         apply_campaign_action(campaign, action)
     except CampaignStateError as exc:
-        messages.error(request, f"{str(exc)[:1].upper()}{str(exc)[1:]}.")
+        reason = str(exc).rstrip(".")  # a readiness detail ends its own sentence
+        messages.error(request, f"{reason[:1].upper()}{reason[1:]}.")
     else:
         messages.success(request, f"The campaign is now {campaign.get_status_display().lower()}.")
     return redirect("annotate:manage-campaign", slug)

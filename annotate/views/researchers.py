@@ -1,4 +1,4 @@
-"""Researcher accounts: the admins' invitation page and the invitee's one-time page to set a password."""
+"""Invited accounts: the admins' researcher invitation page and the invitee's one-time page to set a password."""
 from __future__ import annotations
 
 from django import forms
@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from annotate.models import Campaign
+from annotate.protocols import protocol_for
 from annotate.roles import RESEARCHER_GROUP
 from annotate.services.researchers import (
     InvitationInvalid,
@@ -69,6 +70,17 @@ def researchers_page(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/manage/researchers.html", {"form": form, "link": link, "researchers": researchers})
 
 
+def _landing(request: HttpRequest, user) -> HttpResponse:
+    """Where an invitee starts: a campaign's reviewer at its review queue, anyone else at home."""
+    for campaign in user.reviewed_campaigns.order_by("name"):
+        review_name = protocol_for(campaign.kind).review_url_name
+        if review_name:
+            messages.success(request, f"Your password is set. You review {campaign.name}: its review queue is below.")
+            return redirect(f"annotate:{review_name}", campaign.slug)
+    messages.success(request, "Your password is set. The API docs are at /api/docs/.")
+    return redirect("annotate:home")
+
+
 def accept_invitation_page(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     """The invitee chooses a password; the link works once, then the account signs in normally."""
     try:
@@ -83,6 +95,5 @@ def accept_invitation_page(request: HttpRequest, uidb64: str, token: str) -> Htt
             form.add_error(None, str(exc))
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, "Your password is set. The API docs are at /api/docs/.")
-            return redirect("annotate:home")
+            return _landing(request, user)
     return render(request, "annotate/accept_invitation.html", {"form": form, "invited": invited})

@@ -4,28 +4,26 @@ from __future__ import annotations
 import copy
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from annotate.models import Campaign
-from annotate.protocols import PROTOCOLS
-from annotate.services.campaigns import campaign_setting_problems
+from annotate.services.campaign_settings import NON_FIELD, campaign_settings_errors
 from annotate.providers import study_links
 
-#: The field an API client is told about when a campaign constraint refuses its values.
-CONSTRAINT_FIELDS = {
-    "completion_code_differs_from_screen_out_code": "prolific_screenout_code",
-    "campaign_min_workers_le_max": "min_workers",
-}
+M2M_FIELDS = ("researchers", "reviewers")
 
 
 class CampaignSerializer(serializers.ModelSerializer):
     researchers = serializers.SlugRelatedField(
         slug_field="username", many=True, required=False, queryset=get_user_model().objects.all(),
         help_text="Usernames of the researchers granted read/export access.",
+    )
+    reviewers = serializers.SlugRelatedField(
+        slug_field="username", many=True, required=False, queryset=get_user_model().objects.all(),
+        help_text="Usernames of the reviewers of this campaign's work (staff and the 'reviewers' group review every campaign).",
     )
     document_count = serializers.SerializerMethodField()
     study_links = serializers.SerializerMethodField(help_text="URLs to paste into Prolific and MTurk (they carry the campaign's access token).")
@@ -48,23 +46,16 @@ class CampaignSerializer(serializers.ModelSerializer):
         return value
 
     def validate(self, attrs: dict) -> dict:
-        # The campaign's database constraints, reported as a 400 naming the field before saving.
+        # The campaign's database constraints and its kind's rules (the settings page's too), as a 400 naming the field.
         campaign = copy.copy(self.instance) if self.instance is not None else Campaign()
         for name, value in attrs.items():
-            if name != "researchers":
+            if name not in M2M_FIELDS:
                 setattr(campaign, name, value)
-        errors: dict[str, list[str]] = {}
-        for constraint in Campaign._meta.constraints:
-            try:
-                constraint.validate(Campaign, campaign)
-            except DjangoValidationError as exc:
-                field = CONSTRAINT_FIELDS.get(constraint.name, api_settings.NON_FIELD_ERRORS_KEY)
-                errors.setdefault(field, []).extend(exc.messages)
-        if campaign.kind in PROTOCOLS:  # an unknown kind is the kind field's own error
-            for field, message in campaign_setting_problems(campaign.kind, vars(campaign)).items():
-                errors.setdefault(field, []).append(message)
+        errors = campaign_settings_errors(campaign)
         if errors:
-            raise serializers.ValidationError(errors)
+            raise serializers.ValidationError({
+                api_settings.NON_FIELD_ERRORS_KEY if field == NON_FIELD else field: messages for field, messages in errors.items()
+            })
         return attrs
 
     @extend_schema_field(serializers.DictField(child=serializers.CharField()))

@@ -46,7 +46,7 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Campaign.objects.none()
-        return readable_campaigns(self.request.user).annotate(n_documents=Count("documents", distinct=True)).prefetch_related("researchers").order_by("-created_at", "-id")
+        return readable_campaigns(self.request.user).annotate(n_documents=Count("documents", distinct=True)).prefetch_related("researchers", "reviewers").order_by("-created_at", "-id")
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
