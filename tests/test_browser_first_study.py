@@ -97,7 +97,7 @@ def admin_sets_the_exits_and_starts(page, live_server, screenshot) -> None:
     page.click("#settings-save")
     page.wait_for_selector(".messages li.success")
     assert "Settings saved" in page.inner_text(".messages")
-    assert page.locator("#settings-readiness li.missing").count() == 0
+    assert page.locator("#settings-readiness li.missing").count() == 0 and page.locator("#ready-all").count() == 1
     screenshot(page, "first-study-04-settings-saved")
     campaign = Campaign.objects.get(slug=SLUG)
     assert (campaign.prolific_completion_code, campaign.prolific_screenout_code, str(campaign.pay_per_item),
@@ -119,6 +119,7 @@ def worker_edits(page, url: str, items: int, submit_one, open_next) -> None:
         submit_one(page, n)
         page.wait_for_url("**/done/?submitted=1")
         if n < items:
+            assert page.inner_text("#next-item") == "Edit another summary"
             open_next(page)
     assert page.inner_text("#completion-code") == "C1STUDY"
 
@@ -130,9 +131,10 @@ def phone_submit(screenshot):
         page.fill("#edited-summary", with_one_word_changed(page.inner_text("#reference-summary")))
         page.fill("#checkpoint", page.inner_text("#checkpoint-code"))
         page.locator("#submit-edit").scroll_into_view_if_needed()
-        # The editor and its submit button are on screen together once the worker scrolls to the button.
-        assert page.evaluate("() => document.querySelector('#edited-summary').getBoundingClientRect().top") >= 0
+        # Scrolled to the button, the worker still sees the checkpoint box and (part of) the editor above it.
         assert page.evaluate("() => document.querySelector('#submit-edit').getBoundingClientRect().bottom") <= PHONE["height"]
+        assert page.evaluate("() => document.querySelector('#checkpoint').getBoundingClientRect().top") >= 0
+        assert page.evaluate("() => document.querySelector('#edited-summary').getBoundingClientRect().bottom") > 0
         if n == 1:
             screenshot(page, "first-study-06-phone-task")
         page.tap("#submit-edit")

@@ -162,3 +162,11 @@ def test_working_now_lists_each_held_item_with_its_worker_time_and_state(client)
     assignment.last_seen_at = timezone.now()
     assignment.save(update_fields=["last_seen_at"])
     assert working_now(campaign)[0].last_seen_at is not None
+
+    participation = qualify(worker, campaign)
+    people = reverse("annotate:manage-people", args=[campaign.slug])
+    answer = client.post(reverse("annotate:manage-block", args=[campaign.slug, participation.pk]), {"reason": "copied text", "back": "people"})
+    assert answer.status_code == 302 and answer.url == people
+    participation.refresh_from_db()
+    assert participation.is_blocked and participation.blocked_reason == "copied text"
+    assert working_now(campaign) == [] and 'data-worker="ann"' not in client.get(people).content.decode()  # the item went back

@@ -88,6 +88,8 @@ SECTIONS: tuple[SettingsSection, ...] = (
         "where the labels are still uncertain.",
         ("redundancy", "assignment_timeout_minutes", "adaptive_redundancy", "min_workers", "max_workers",
          "stop_posterior", "label_model"),
+        "Redundancy",
+        "How many workers edit each summary (BUMP: one; each edit is then reviewed), and how long one may hold it.",
     ),
 )
 

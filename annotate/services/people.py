@@ -111,7 +111,6 @@ class WorkingNow:
     quality: str
     pay_state: str
     participation_id: int | None
-    blocked: bool
 
 
 def _quality(participation: Participation | None, campaign: Campaign) -> str:
@@ -142,7 +141,6 @@ def working_now(campaign: Campaign, *, now: datetime | None = None) -> list[Work
     for assignment in active:
         worker = assignment.worker
         participation = participations.get(worker.pk)
-        blocked = worker.is_blocked or bool(participation and participation.is_blocked)
         pay_state = "pay held: " + participation.pay_held_reason if participation and participation.pay_held else "paid as submitted"
         rows.append(WorkingNow(
             worker=worker.external_id or worker.user.get_username(), provider=worker.provider or "local",
@@ -150,7 +148,7 @@ def working_now(campaign: Campaign, *, now: datetime | None = None) -> list[Work
             minutes_on_item=(now - assignment.created_at).total_seconds() / 60, last_seen_at=assignment.last_seen_at,
             expires_at=assignment.expires_at, items_submitted=participation.items_submitted if participation else 0,
             last_submitted_at=last_submitted.get(worker.pk), quality=_quality(participation, campaign), pay_state=pay_state,
-            participation_id=participation.pk if participation else None, blocked=blocked,
+            participation_id=participation.pk if participation else None,
         ))
     return rows
 

@@ -26,9 +26,9 @@ def settings_page(request: HttpRequest, slug: str) -> HttpResponse:
         messages.error(request, "Nothing was saved: " + "; ".join(
             f"{form.fields[field].label if field in form.fields else 'settings'}: {' '.join(errors)}" for field, errors in form.errors.items()
         ))
+    readiness = study_readiness(campaign) if campaign.status != CampaignStatus.FINISHED else []
     return render(request, "annotate/manage/settings.html", {
-        "campaign": campaign, "form": form,
-        "readiness": study_readiness(campaign) if campaign.status != CampaignStatus.FINISHED else [],
+        "campaign": campaign, "form": form, "readiness": readiness, "open_items": [item for item in readiness if not item.ok],
     }, status=400 if form.is_bound and form.errors else 200)
 
 

@@ -371,6 +371,8 @@ def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotate/done.html", {
         "campaign": campaign,
         "items_done_term": protocol_for(campaign.kind).terms["items_done"],
+        # Workers who do not label sentences edit summaries (BUMP): the next-item link says so.
+        "edits_summaries": not protocol_for(campaign.kind).labels_sentences,
         **exit,
         "items_needed": items_needed if completion is None else 0,
         "can_continue": not hit_full and eligibility_problem(participation) is None,

@@ -159,7 +159,7 @@ def unblock(request: HttpRequest, slug: str, participation_id: int) -> HttpRespo
     participation = get_object_or_404(Participation, pk=participation_id, campaign__slug=slug)
     unblock_participation(participation)
     messages.success(request, f"{participation.worker} is unblocked.")
-    return redirect("annotate:manage-campaign", slug)
+    return _back(request, slug)
 
 
 @staff_required
@@ -172,7 +172,12 @@ def block(request: HttpRequest, slug: str, participation_id: int) -> HttpRespons
     else:
         block_participation(participation, reason)
         messages.success(request, f"{participation.worker} is blocked: {reason}.")
-    return redirect("annotate:manage-campaign", slug)
+    return _back(request, slug)
+
+
+def _back(request: HttpRequest, slug: str) -> HttpResponse:
+    """Back to the page the admin acted from: the people page (who is working now) or the campaign page."""
+    return redirect("annotate:manage-people" if request.POST.get("back") == "people" else "annotate:manage-campaign", slug)
 
 
 @staff_required
