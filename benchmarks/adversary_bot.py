@@ -355,6 +355,7 @@ def simulate(
         ("bot, full speed", PageReadingBot(), 0.0, private),
         ("bot, 6 s per sentence", PageReadingBot(), 6.0, private),
         ("gold-following worker", GoldFollower(), 6.0, private),
+        ("reader, 10% slips", SlipReader(0.1), 6.0, private),
         ("public-label bot", PublicLabelBot(), 6.0, public),
         ("overlap bot (< 0.7: No)", OverlapBot(), 6.0, private),
         (f"bank {bank} then coast", BankThenCoast(bank), 6.0, private),

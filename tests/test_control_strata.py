@@ -30,6 +30,11 @@ from annotate.services.control_items import (
     sentence_overlap,
     set_gold_label,
 )
+from annotate.services.predictable_answers import (
+    Answer,
+    best_threshold_rule,
+    predictable_evidence,
+)
 from benchmarks.adversary_bot import (
     BankThenCoast,
     GoldFollower,
@@ -91,6 +96,34 @@ def test_the_recent_window_keeps_the_latest_checks_of_each_class():
     window = recent_checks(old + new, per_class=10)
     assert sum(c.count for c in window if c.expected_factual) == 10 and sum(c.count for c in window if not c.expected_factual) == 10
     assert sum(c.weight for c in window if not c.expected_factual and not c.correct) == 4.0  # all 4 recent misses kept
+
+
+# ---------------------------------------------------------------- answers a page feature predicts
+
+def test_the_best_threshold_rule_over_a_feature_and_its_direction():
+    assert best_threshold_rule([0.2, 0.4, 0.8, 0.9], [False, False, True, True]) == (1.0, 0.8, True)
+    assert best_threshold_rule([0.2, 0.4, 0.8, 0.9], [True, True, False, False]) == (1.0, 0.8, False)
+    assert best_threshold_rule([0.1, 0.5], [True, True])[0] == 0.5  # one kind of answer: nothing to predict
+
+
+def _answers(rule, known):
+    # 40 sentences, overlap 0.0 to 0.975 and 4 to 43 words; "known" gives the label where one exists.
+    return [Answer(rule(n / 40, 4 + n), (n / 40, 4 + n, 0, 1), known(n / 40, 4 + n)) for n in range(40)]
+
+
+def test_answers_that_follow_a_feature_against_the_known_labels_are_held_with_the_evidence():
+    # Known labels that the overlap gets wrong on five sentences (the short ones): a rule answers by the overlap.
+    label = (lambda overlap, words: overlap >= 0.5 if words > 8 else overlap < 0.5)
+    rule = predictable_evidence(_answers(lambda overlap, words: overlap >= 0.5, label))
+    assert rule is not None and "word overlap with the closest article sentence" in rule
+    assert "where the rule contradicts the known label (5 sentences) the worker answered as the rule on 5" in rule
+    # A reader answers those five as the labels say: no rule predicts the answers almost perfectly.
+    assert predictable_evidence(_answers(label, label)) is None
+    # Answers a feature predicts perfectly, but as the labels also say (FRANK's one-sentence XSum summaries are
+    # mostly wrong, and all gold): a careful worker, not held.
+    assert predictable_evidence(_answers(lambda overlap, words: overlap >= 0.5, lambda overlap, words: overlap >= 0.5)) is None
+    # Too few answers of one kind to judge a rule.
+    assert predictable_evidence(_answers(lambda overlap, words: overlap >= 0.8, label)) is None
 
 
 # ---------------------------------------------------------------- pay held until the score exists

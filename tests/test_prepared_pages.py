@@ -158,8 +158,10 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
     page_n, entity_n, submit_n = (max(c[i] for c in counts[1:]) for i in range(3))
     print("queries per item cycle (page, reading check, submit):", counts)
     # submit: + pay and bonus ledger entries, the co-workers an independence check compares (1), and the page's
-    # attention signals stored after the transaction (3: read the assignment, the summaries' words, store once)
-    assert page_n <= 20 and entity_n <= 10 and submit_n <= 25, counts
+    # attention signals stored after the transaction (3: read the assignment, the summaries' words, store once);
+    # a worker with answers against known labels (this one: "factual" on erroneous traps) also has them compared
+    # with the page features (3: recent layouts, their answers with known labels, their trap answers)
+    assert page_n <= 20 and entity_n <= 10 and submit_n <= 28, counts
 
 
 @pytest.mark.celery_worker

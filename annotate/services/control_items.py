@@ -555,6 +555,12 @@ def worker_quality(
     return balanced_score(checks, campaign.control_min_per_class)
 
 
+def scored_checks(participation: Participation) -> list[Check] | None:
+    """The checks the block rules scored in the submission under way (None outside one): read without a query."""
+    scored = getattr(participation, "_submission_checks", None)
+    return scored[1] if scored is not None and scored[0] == participation.items_submitted else None
+
+
 def _participation_checks(participation: Participation, *, until: datetime | None, in_submission: bool) -> list[Check]:
     scored = getattr(participation, "_submission_checks", None)
     if in_submission and scored is not None and scored[0] == participation.items_submitted:

@@ -40,6 +40,8 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 
+from .control_items import scored_checks
+
 #: The page features a rule can answer by, in the order of an answer's ``features``: word overlap with the
 #: closest article sentence, the sentence's word count, its position in the summary, the summary's sentences.
 #: The names are those of the gold's predictability (control_items.PAGE_FEATURES).
@@ -183,4 +185,9 @@ def predictable_answers_hold(participation: Participation) -> str | None:
     when a page feature predicts their answers almost perfectly, even against the known labels, else None."""
     if not protocol_for(participation.campaign.kind).labels_sentences:
         return None  # no sentence answers (BUMP edits)
+    # The rule needs answers against the known labels; the checks the block rules scored in this submission
+    # count them without a query, so a worker who seldom misses one costs nothing here.
+    checks = scored_checks(participation)
+    if checks is not None and sum(check.count for check in checks if not check.correct) < FOLLOWS_RULE_SHARE * MIN_CONTRADICTED:
+        return None
     return predictable_evidence(worker_answers(participation))
