@@ -363,7 +363,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "annotate.api.schema.add_error_responses",
-                            "annotate.api.schema.state_registry_constraints"],
+                            "annotate.api.schema.state_registry_constraints", "annotate.api.schema.state_text_constraints"],
     "SCHEMA_PATH_PREFIX": r"/api/",
     "ENUM_NAME_OVERRIDES": {
         "CampaignKindEnum": "annotate.models.CampaignKind",

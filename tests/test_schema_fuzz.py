@@ -143,6 +143,20 @@ def test_schema_states_the_constraints_the_server_enforces(campaign, admin_clien
     visibility = schema["paths"]["/api/campaigns/{slug}/gold/{id}/"]["patch"]["requestBody"]
     assert visibility["required"] is True and list(visibility["content"]) == ["application/json"]
     assert visibility["content"]["application/json"]["schema"]["required"] == ["public"]
+    # Row ids in filters: integers in PostgreSQL's bigint range from 1, and nothing else.
+    summary = _parameter(schema, "/api/campaigns/{slug}/judgements/", "get", "summary")
+    assert summary["type"] == "integer" and summary["minimum"] == 1 and summary["maximum"] == 2**63 - 1
+    for value, ok in (("1", True), ("0", False), ("9.9e305", False), (str(2**63), False), ("1.5", False)):
+        answer = researcher_client.get(f"/api/campaigns/frank-api/judgements/?summary={value}")
+        assert (answer.status_code == 200) == ok, (value, answer.status_code)
+
+    # NUL, which PostgreSQL text cannot hold, is refused anywhere and every free-text string says so.
+    name = components["CampaignRequest"]["properties"]["name"]
+    assert re.match(name["pattern"], "FRANK pilot") and not re.match(name["pattern"], "FRANK\x00pilot")
+    assert _parameter(schema, "/api/campaigns/{slug}/judgements/", "get", "system")["pattern"] == name["pattern"]
+    nul = admin_client.patch("/api/campaigns/frank-api/", {"name": "FRANK\x00pilot"}, format="json")
+    assert nul.status_code == 400 and "NUL" in nul.json()["detail"]
+
     auto = components["CampaignRequest"]["properties"]["auto_score_metrics"]["items"]["enum"]
     assert auto == metrics
     refused = admin_client.patch("/api/campaigns/frank-api/", {"auto_score_metrics": ["nonsense"]}, format="json")

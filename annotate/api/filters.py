@@ -4,6 +4,7 @@ from __future__ import annotations
 from datetime import timezone as dt_timezone
 
 import django_filters as df
+from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import (
     BooleanField,
@@ -16,9 +17,11 @@ from django.db.models import (
     When,
 )
 
-from annotate.kinds import kind_choices
-from annotate.exporters.tabular import ANNOTATORS, filter_by_annotators
+from drf_spectacular.utils import extend_schema_field
+
 from annotate.api.query_options import DatasetFilter
+from annotate.exporters.tabular import ANNOTATORS, filter_by_annotators
+from annotate.kinds import kind_choices
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -37,6 +40,22 @@ from annotate.models import (
     Summary,
     Worker,
 )
+
+#: Row ids are PostgreSQL bigints from 1.
+ID_RANGE = {"minimum": 1, "maximum": 2**63 - 1}
+
+
+@extend_schema_field({"type": "integer", "format": "int64", **ID_RANGE})
+class IdFilter(df.NumberFilter):
+    """A row id: an integer within the id range (the schema says so, and anything else is a 400)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("min_value", ID_RANGE["minimum"])
+        kwargs.setdefault("max_value", ID_RANGE["maximum"])
+        super().__init__(*args, **kwargs)
+
 
 SPLIT_CHOICES = [(v, label) for v, label in Split.choices if v]
 WORKER_STATUS_CHOICES = [("any", "Any worker"), ("active", "Not blocked"), ("blocked", "Blocked (globally or here)")]
@@ -122,7 +141,7 @@ class JudgementFilter(_WorkDoneFilter):
     system = df.CharFilter(field_name="summary__system")
     dataset = DatasetFilter(field_name="summary__document__dataset")
     split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
-    summary = df.NumberFilter(field_name="summary_id")
+    summary = IdFilter(field_name="summary_id")
     factual = df.BooleanFilter()
     annotators = df.ChoiceFilter(
         choices=[(a, a) for a in ANNOTATORS], method="_annotators",
@@ -159,7 +178,7 @@ class ScoreFilter(df.FilterSet):
     system = df.CharFilter(field_name="summary__system")
     dataset = DatasetFilter(field_name="summary__document__dataset")
     split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
-    summary = df.NumberFilter(field_name="summary_id")
+    summary = IdFilter(field_name="summary_id")
 
     class Meta:
         model = MetricScore
@@ -177,7 +196,7 @@ class ItemFilter(df.FilterSet):
 
 class AssignmentFilter(_WorkDoneFilter):
     status = df.ChoiceFilter(choices=AssignmentStatus.choices)
-    worker = df.NumberFilter(field_name="worker_id")
+    worker = IdFilter(field_name="worker_id")
     too_fast = df.BooleanFilter()
 
     class Meta:

@@ -104,3 +104,36 @@ def state_registry_constraints(result, generator, request, public):
                 if schema.get("required"):
                     body["required"] = True
     return result
+
+
+#: PostgreSQL text cannot hold NUL, so the API refuses it anywhere in a request (``annotate.request_limits``);
+#: stated on every free-text string of the schema, so a client (or a fuzzer) knows before it sends one.
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+_SUBSCHEMA_KEYS = ("items", "additionalProperties", "not")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+
+
+def _forbid_nul(schema: dict) -> None:
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "string" and not ({"enum", "pattern", "format", "$ref"} & set(schema)):
+        schema["pattern"] = NO_NUL_PATTERN
+    for sub in (schema.get("properties") or {}).values():
+        _forbid_nul(sub)
+    for key in _SUBSCHEMA_KEYS:
+        _forbid_nul(schema.get(key))
+    for key in _SUBSCHEMA_LISTS:
+        for sub in schema.get(key) or []:
+            _forbid_nul(sub)
+
+
+def state_text_constraints(result, generator, request, public):
+    """Free-text strings (bodies, query and path parameters) may not contain NUL: say so in the schema."""
+    for component in result.get("components", {}).get("schemas", {}).values():
+        _forbid_nul(component)
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            if isinstance(operation, dict):
+                for parameter in operation.get("parameters", []):
+                    _forbid_nul(parameter.get("schema"))
+    return result
