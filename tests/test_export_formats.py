@@ -95,11 +95,15 @@ def test_parquet_export_loads_with_datasets_and_carries_the_license(campaign, re
     assert sorted(judgements["factual"]) == sorted(r["factual"] for r in jsonl)
     scores = _load(folder, "scores", tmp_path)
     assert len(scores) == MetricScore.objects.filter(summary__document__campaign=campaign).count()
-    summaries = _load(folder, "summaries", tmp_path)
+    human_annotations = _load(folder, "human_annotations", tmp_path)
     frank = json.loads(_body(researcher_client.get(f"{C}/export/?format=frank&file=summaries")))
-    assert sorted(summaries["Factuality"]) == sorted(r["Factuality"] for r in frank)
+    assert sorted(human_annotations["Factuality"]) == sorted(r["Factuality"] for r in frank)
+    # One name per corpus and one summary id across the tables.
+    summaries = _load(folder, "summaries", tmp_path)
+    assert set(human_annotations["summary_id"]) <= set(summaries["summary_id"]) and set(scores["summary_id"]) <= set(summaries["summary_id"])
+    assert set(human_annotations["dataset"]) <= set(summaries["dataset"]) and "bbc" not in set(human_annotations["dataset"])
     other = _unzip(researcher_client.get(f"{C}/export/?format=parquet&rows=scores&license=mit"), tmp_path / "b")
-    assert 'license: "mit"' in (other / "README.md").read_text() and sorted(p.name for p in (other / "data").iterdir()) == ["scores.parquet", "summaries.parquet"]
+    assert 'license: "mit"' in (other / "README.md").read_text() and sorted(p.name for p in (other / "data").iterdir()) == ["human_annotations.parquet", "scores.parquet"]
     assert researcher_client.get(f"{C}/export/?format=parquet&license=not%20a%20license").status_code == 400
 
 

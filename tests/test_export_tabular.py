@@ -9,7 +9,7 @@ import pytest
 
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.exporters.tabular import COLUMNS
-from annotate.models import Campaign, SentenceJudgement
+from annotate.models import Campaign, SentenceJudgement, Summary
 from tests.test_api_fixtures import *
 
 pytestmark = pytest.mark.django_db
@@ -28,6 +28,7 @@ def test_jsonl_has_every_row_kind_with_documented_columns(campaign, researcher_c
     rows = [json.loads(line) for line in _lines(response)]
     assert [r["record_type"] for r in rows].count("judgement") == 24
     assert [r["record_type"] for r in rows].count("edit") == 1 and [r["record_type"] for r in rows].count("score") == 4
+    assert [r["record_type"] for r in rows].count("summary") == Summary.objects.filter(document__campaign=campaign).count()
     assert all(tuple(r) == COLUMNS for r in rows)
     judgement = next(r for r in rows if r["record_type"] == "judgement" and not r["factual"])
     assert judgement["categories"] == ["EntE"] and judgement["worker"].startswith("w") and len(judgement["worker"]) == 13
@@ -46,7 +47,7 @@ def test_filters_apply_to_exports(campaign, researcher_client):
     assert len(active) == 16 and blocked not in {r["worker"] for r in active}
     test_split = [json.loads(x) for x in _lines(researcher_client.get(C, {"format": "jsonl", "split": "test", "system": "bart"}))]
     assert {(r["split"], r["system"]) for r in test_split} == {("test", "bart")}
-    assert {r["record_type"] for r in test_split} == {"judgement", "edit", "score"}
+    assert {r["record_type"] for r in test_split} == {"judgement", "edit", "score", "summary"}
     SentenceJudgement.objects.filter(worker=campaign.workers_for_tests[0]).update(created_at="2020-01-01T00:00:00Z")
     old = [json.loads(x) for x in _lines(researcher_client.get(C, {"format": "jsonl", "rows": "judgements", "until": "2021-01-01T00:00:00Z"}))]
     assert len(old) == 8 and {r["created_at"][:4] for r in old} == {"2020"}

@@ -32,8 +32,11 @@ _TYPES: dict[str, pa.DataType] = {
         f"label_{name}": pa.float64() for name in (
             "posterior", "low", "high", "categories_posterior", "categories_low", "categories_high", "difficulty")
     },
-    "worker_ability": pa.float64(),
+    "worker_ability": pa.float64(), "direction": pa.int64(), "human_factuality": pa.float64(),
+    "unified_types": pa.list_(pa.string()),
 }
+# Columns whose values are objects of varying keys: written as JSON text (``json.loads`` reads them back).
+_JSON_TEXT_COLUMNS = frozenset({"human_scores"})
 _LABEL_COLUMNS = (
     "label_method", "label_factual", "label_posterior", "label_low", "label_high", "label_categories",
     "label_categories_posterior", "label_categories_low", "label_categories_high", "label_difficulty",
@@ -45,7 +48,11 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
         *_COMMON, "worker", "source", "requested_error_type", "corrected_error_type", "not_applicable", "edited_summary_id",
         "edit_text", "word_distance", "review_status", "created_at",
     ),
-    "scores": (*_COMMON, "metric", "config_key", "value", "source", "created_at"),
+    "scores": (*_COMMON, "metric", "config_key", "value", "direction", "source", "created_at"),
+    "summaries": (
+        *_COMMON, "summary_role", "summary_text", "source", "human_factuality", "human_scores", "unified_types",
+        "unified_types_source",
+    ),
 }
 
 
@@ -79,6 +86,10 @@ def _inferred_table(records: list[dict[str, Any]]) -> pa.Table:
     return pa.table({name: _column([r.get(name) for r in records]) for name in names})
 
 
+def _json_text(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def write_table(table: Table, fileobj) -> int:
     """Write ``table`` as Parquet to ``fileobj``; returns its number of rows (0 writes nothing)."""
     if table.schema is None:
@@ -95,7 +106,8 @@ def write_table(table: Table, fileobj) -> int:
         nonlocal writer
         if writer is None:
             writer = pq.ParquetWriter(fileobj, table.schema, compression="zstd")
-        writer.write_table(pa.Table.from_pylist([{k: r.get(k) for k in names} for r in batch], schema=table.schema))
+        records = [{k: _json_text(r.get(k)) if k in _JSON_TEXT_COLUMNS else r.get(k) for k in names} for r in batch]
+        writer.write_table(pa.Table.from_pylist(records, schema=table.schema))
         batch.clear()
 
     for row in table.rows:

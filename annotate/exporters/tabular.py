@@ -1,4 +1,4 @@
-"""Flat exports of a campaign (JSON lines or CSV): one row per sentence judgement, edit or metric score.
+"""Flat exports of a campaign (JSON lines or CSV): one row per sentence judgement, edit, metric score or summary.
 
 Rows are read with ``values()`` over ``.iterator(chunk_size=...)`` querysets and written one by one, so
 memory stays flat however large the campaign. The columns are the same for every row kind (cells that do
@@ -7,6 +7,7 @@ not apply are empty) and are documented in ``docs/api.md``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +15,7 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
+from annotate.aggregation import frank_scores
 from annotate.models import (
     Campaign,
     Edit,
@@ -29,7 +31,7 @@ from annotate.safe_csv import SafeCsvWriter
 from .pseudonyms import WorkerNamer
 
 CHUNK_SIZE = 2000
-ROW_KINDS = ("judgements", "edits", "scores")
+ROW_KINDS = ("judgements", "edits", "scores", "summaries")
 WORKER_STATUSES = ("any", "active", "blocked")
 #: Whose sentence judgements an export holds: people's (default), model annotators' (LLMs doing the task), or both.
 ANNOTATORS = ("human", "model", "all")
@@ -46,6 +48,10 @@ COLUMNS: tuple[str, ...] = (
     )),
     # The judging worker's ability under the same label model (GLAD's alpha, else their reliability).
     "worker_ability",
+    # Score rows: +1 when a higher value means more faithful, -1 when lower does (the report orients by it).
+    "direction",
+    # Summary rows: what a researcher needs to recompute the report's figures from the file alone.
+    "summary_role", "summary_text", "human_factuality", "human_scores", "unified_types", "unified_types_source",
 )
 # Judgement-row columns read from the stored SentenceLabel of the judged sentence.
 LABEL_FIELDS = {
@@ -201,13 +207,109 @@ def iter_rows(
             "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
             "summary__document__split", "metric", "config_key", "value", "source", "created_at",
         )
+        from metrics_service.selectors import metric_direction
+
+        directions: dict[tuple[str, str], int] = {}
         for r in rows.iterator(chunk_size=chunk_size):
+            key = (r["metric"], r["source"])
+            if key not in directions:
+                directions[key] = metric_direction(*key)
             yield {
                 **base, "record_type": "score", "campaign": campaign.slug,
                 "document_id": r["summary__document__external_id"], "dataset": r["summary__document__dataset"],
                 "split": r["summary__document__split"], "summary_id": r["summary_id"], "system": r["summary__system"],
                 "metric": r["metric"], "config_key": r["config_key"], "value": r["value"], "source": r["source"],
-                "created_at": _iso(r["created_at"]),
+                "direction": directions[key], "created_at": _iso(r["created_at"]),
+            }
+    if "summaries" in kinds:
+        yield from summary_rows(campaign, filters, base, chunk_size=chunk_size)
+
+
+def campaign_summaries(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
+    """Every summary of the campaign (system outputs, references, edited summaries) matching the document and system filters."""
+    filters = filters or ExportFilters()
+    queryset = filter_by_document(Summary.objects.filter(document__campaign=campaign), filters, "document")
+    if filters.system is not None:
+        queryset = queryset.filter(system=filters.system)
+    return queryset
+
+
+def _finite_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _summary_role(is_reference: bool, edited_from_id: int | None) -> str:
+    if edited_from_id is not None:
+        return "edited"
+    return "reference" if is_reference else "system"
+
+
+def per_summary_types(votes: list[tuple[int, int, bool, list[str]]], human_scores: dict[str, Any]) -> tuple[list[str], str]:
+    """A summary's unified error types and how they were found (``annotators``, ``approximation`` or empty).
+
+    From judgements (``(sentence_index, worker_id, factual, categories)``): the types more than one annotator
+    marked (AggreFact's rule), when the summary is not wholly factual. Without judgements, the named
+    approximation from FRANK's released summary-level category scores (a category scoring below 1)."""
+    # Imported here: pandas and the statistics load only when summary rows are exported.
+    import pandas as pd
+
+    from metrics_service.stats import unified_taxonomy as unified
+
+    factuality = human_scores.get("Factuality")
+    if factuality is None or factuality >= 1:
+        return [], ""
+    if votes and any(categories for *_, categories in votes):
+        marked = unified.annotator_types(pd.DataFrame(
+            [(0, worker_id, categories) for _, worker_id, _, categories in votes], columns=["summary_id", "worker_id", "categories"]))
+        return list(marked.get(0, ())), "annotators"
+    if votes:
+        return [], ""
+
+    def category_score(code: str) -> float:
+        value = human_scores.get(code)
+        if value is None and code == "OtherE":
+            value = human_scores.get("Other")  # FRANK's files key the category OtherE as "Other"
+        return 1.0 if value is None else value
+
+    codes = [code for code in unified.FRANK_CODES if category_score(code) < 1]
+    return list(unified.summary_types(codes, float(factuality))), "approximation"
+
+
+def summary_rows(
+    campaign: Campaign, filters: ExportFilters, base: dict[str, Any], *, chunk_size: int = CHUNK_SIZE
+) -> Iterator[dict[str, Any]]:
+    """``summary`` rows: the summary's text and role, its human scores as the report computes them by default
+    (FRANK's scores from the majority label of each judged sentence, else the imported summary-level scores),
+    ``human_factuality`` (their ``Factuality``) and its unified error types (:func:`per_summary_types`)."""
+    queryset = campaign_summaries(campaign, filters)
+    last = 0
+    while True:
+        batch = list(queryset.filter(pk__gt=last).order_by("pk").values(
+            "pk", "system", "text", "is_reference", "edited_from_id", "human_scores", "document__external_id",
+            "document__dataset", "document__split",
+        )[:chunk_size])
+        if not batch:
+            return
+        last = batch[-1]["pk"]
+        votes: dict[int, list[tuple[int, int, bool, list[str]]]] = {}
+        judged = campaign_judgements(campaign, filters).filter(summary_id__in=[s["pk"] for s in batch]).order_by("id")
+        for summary_id, index, worker_id, factual, categories in judged.values_list(
+                "summary_id", "sentence_index", "worker_id", "factual", "categories"):
+            votes.setdefault(summary_id, []).append((index, worker_id, factual, list(categories or [])))
+        for s in batch:
+            mine = votes.get(s["pk"], [])
+            if mine:
+                scores = frank_scores((index, factual, categories) for index, _, factual, categories in mine)
+            else:
+                scores = {k: float(v) for k, v in (s["human_scores"] or {}).items() if _finite_number(v)}
+            types, types_source = per_summary_types(mine, scores)
+            yield {
+                **base, "record_type": "summary", "campaign": campaign.slug, "document_id": s["document__external_id"],
+                "dataset": s["document__dataset"], "split": s["document__split"], "summary_id": s["pk"], "system": s["system"],
+                "source": "collected" if mine else ("imported" if scores else ""),
+                "summary_role": _summary_role(s["is_reference"], s["edited_from_id"]), "summary_text": s["text"],
+                "human_factuality": scores.get("Factuality"), "human_scores": scores or None,
+                "unified_types": types, "unified_types_source": types_source,
             }
 
 
@@ -254,6 +356,8 @@ def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
 def _csv_cell(value: Any) -> Any:
     if value is None:
         return ""
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):

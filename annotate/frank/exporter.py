@@ -10,7 +10,11 @@ Three kinds of files, like FRANK's data folder:
   has been fitted, judged summaries also carry ``Factuality_posterior`` (expected share of factual
   sentences) and its 95% interval ``Factuality_low``, ``Factuality_high``.
 * ``human_annotations_sentence.json``: one record per summary with judgements: its sentences and, per
-  sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error"), annotators being pseudonymised workers.
+  sentence, ``{annotator: [codes]}`` (``["NoE"]`` for "no error", ``[]`` for an error without a category, as
+  QAGS's "no"), annotators being pseudonymised workers.
+* ``baseline_factuality_metrics_outputs.json`` (zip only): the metric scores in FRANK's metric-output format,
+  one record per scored summary, ``hash``, ``model_name`` and one key per metric with its stored value (the
+  newest configuration's where a metric has several); ``format=frank`` of ``import_scores`` reads it back.
 * ``articles/<hash>.json``: (a slug and a hash of the id for ids that are no safe file name, see
   :mod:`annotate.frank.article_files`; the id itself is the records' ``hash``) the article, its lines, every system's summary (``<model>`` and ``<model>_lines``),
   the reference (``Gold``/``Gold_lines``) and the entities; the gold fields (``negative_entity``, ``traps``)
@@ -34,7 +38,7 @@ from annotate.aggregation import frank_scores
 from annotate.exporters.streams import stream_json_array
 from annotate.frank.article_files import article_member
 from annotate.frank.typology import data_file_key
-from annotate.models import Campaign, Dataset, Document, SentenceLabel, Summary, Trap, TrapSource
+from annotate.models import Campaign, Dataset, Document, MetricScore, SentenceLabel, Summary, Trap, TrapSource
 
 from annotate.exporters.pseudonyms import WorkerNamer
 from annotate.exporters.tabular import ExportFilters, campaign_judgements, filter_by_document
@@ -101,8 +105,13 @@ def _factuality_uncertainty(summary_ids: list[int]) -> dict[int, dict[str, float
     return out
 
 
-def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = None) -> Iterator[dict[str, Any]]:
-    """Records of ``human_annotations.json`` (summaries with neither judgements nor imported scores are left out)."""
+def iter_summary_records(
+    campaign: Campaign, filters: ExportFilters | None = None, *, platform_names: bool = False
+) -> Iterator[dict[str, Any]]:
+    """Records of ``human_annotations.json`` (summaries with neither judgements nor imported scores are left out).
+
+    ``platform_names``: each record also carries its ``summary_id`` and names its dataset as the other export
+    tables do (``xsum``, not FRANK's ``bbc``), so that a Parquet table joins the others."""
     filters = filters or ExportFilters()
     fields = ("system", "document__external_id", "document__dataset", "document__split", "human_scores")
     for batch in _batches(_summaries(campaign, filters), fields):
@@ -116,11 +125,25 @@ def iter_summary_records(campaign: Campaign, filters: ExportFilters | None = Non
                 scores = {k: v for k, v in (s["human_scores"] or {}).items() if _clean(v) is not None}
             if "Factuality" not in scores:
                 continue
+            dataset = s["document__dataset"] if platform_names else FRANK_DATASET_NAMES.get(s["document__dataset"], s["document__dataset"])
+            identity = {"summary_id": s["pk"]} if platform_names else {}
             yield {
-                "hash": s["document__external_id"], "model_name": s["system"],
-                "dataset": FRANK_DATASET_NAMES.get(s["document__dataset"], s["document__dataset"]),
+                **identity, "hash": s["document__external_id"], "model_name": s["system"], "dataset": dataset,
                 "split": s["document__split"], **scores,
             }
+
+
+def iter_metric_score_records(campaign: Campaign, filters: ExportFilters | None = None) -> Iterator[dict[str, Any]]:
+    """Records of ``baseline_factuality_metrics_outputs.json``: per scored system summary, its metric values."""
+    filters = filters or ExportFilters()
+    for batch in _batches(_summaries(campaign, filters), ("system", "document__external_id")):
+        values: dict[int, dict[str, float]] = defaultdict(dict)
+        rows = MetricScore.objects.filter(summary_id__in=[s["pk"] for s in batch]).order_by("summary_id", "metric", "updated_at", "id")
+        for summary_id, metric, value in rows.values_list("summary_id", "metric", "value"):
+            values[summary_id][metric] = value  # later rows overwrite: the newest configuration wins
+        for s in batch:
+            if values.get(s["pk"]):
+                yield {"hash": s["document__external_id"], "model_name": s["system"], **values[s["pk"]]}
 
 
 def _sentence_annotations(votes: list[Vote], n_sentences: int, namer: WorkerNamer) -> list[dict[str, list[str]]]:
@@ -129,7 +152,8 @@ def _sentence_annotations(votes: list[Vote], n_sentences: int, namer: WorkerName
         while index >= len(per_sentence):  # judgements beyond the stored sentences are kept
             per_sentence.append({})
         codes = [data_file_key(c) for c in categories]
-        per_sentence[index][namer(worker_id)] = [NO_ERROR] if factual or not codes else codes
+        # A "not factual" answer without a category (QAGS's "no") is an empty list, never "NoE": the label survives.
+        per_sentence[index][namer(worker_id)] = [NO_ERROR] if factual else codes
     return per_sentence
 
 
@@ -239,6 +263,7 @@ def stream_frank_zip(
     members: list[tuple[str, Iterable[bytes]]] = [
         ("human_annotations.json", stream_json_array(iter_summary_records(campaign, filters))),
         ("human_annotations_sentence.json", stream_json_array(iter_sentence_records(campaign, filters, reveal_workers=reveal_workers))),
+        ("baseline_factuality_metrics_outputs.json", stream_json_array(iter_metric_score_records(campaign, filters))),
     ]
     now = time.localtime()[:6]
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED) as archive:

@@ -7,7 +7,8 @@ scores; its article becomes a ``Document`` with its traps, and (in FRANK campaig
 
 PATH may also be a ``.zip`` of such a folder (FactLab's FRANK export, see ``annotate.frank.exporter``).
 When the folder holds ``human_annotations_sentence.json`` (FRANK's per-sentence file: per summary sentence
-``{annotator: [codes]}``, ``"NoE"`` for no error), every annotator's labels become imported judgements.
+``{annotator: [codes]}``, ``"NoE"`` for no error, an empty list for an error without a category), every
+annotator's labels become imported judgements.
 """
 from __future__ import annotations
 
@@ -93,7 +94,9 @@ def _import_sentence_judgements(store: Store, path: Path, summaries: dict[tuple[
                     except ValueError as exc:
                         raise record.fail(str(exc), where) from exc
                     worker = store.worker("frank", str(annotator), origin=record, field=where)
-                    store.judgement(summary, sentence_index, worker, not categories, categories)
+                    # "NoE" alone is "no error"; an empty list an error without a category (FactLab's exports of
+                    # QAGS-style yes/no answers).
+                    store.judgement(summary, sentence_index, worker, NO_ERROR in codes and not categories, categories)
 
 
 def _import_frank_article(

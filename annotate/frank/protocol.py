@@ -401,7 +401,10 @@ class FrankProtocol(Protocol):
         from annotate.exporters.parquet import Table
         from annotate.frank.exporter import iter_summary_records
 
-        return [Table("summaries", iter_summary_records(campaign, export_filters), "FRANK's human_annotations.json: one row per summary")]
+        return [Table(
+            "human_annotations", iter_summary_records(campaign, export_filters, platform_names=True),
+            "FRANK's human_annotations.json: one row per summary, with its summary_id and the dataset named as in every other table",
+        )]
 
     def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None, checkpoint=None) -> int:
         from annotate.frank.prepared import prepare_campaign

@@ -101,6 +101,7 @@ def _parquet_tables(campaign: Campaign, export_filters: ExportFilters, *, kinds,
     descriptions = {
         "judgements": "one row per sentence judgement", "edits": "one row per BUMP edit (collected or imported pair)",
         "scores": "one row per metric score",
+        "summaries": "one row per summary: text, role, human scores as the report uses them, unified error types",
     }
     tables = [
         Table(kind, iter_rows(campaign, export_filters, kinds=[kind], reveal_workers=reveal), descriptions[kind], row_schema(kind))
