@@ -13,7 +13,11 @@ back by ``seconds_per_sentence`` per shown sentence before the submit (as waitin
 speed.
 
     DJANGO_DEBUG=1 DATABASE_URL=... .venv/bin/python -m benchmarks.adversary_bot [--frank ../shared/data/frank]
-        [--documents 60] [--items 15] [--datasets cnndm bbc]
+        [--documents 60] [--items 15] [--datasets cnndm bbc] [--only gold second]
+
+Beside them, each through the same views: a reader with 10% of its answers slipped, the public-label bot, the
+overlap bot, a bank-then-coast worker and the second-sentence bot (the sentence-count giveaway); ``--only``
+runs the workers whose label starts with one of its words.
 
 It imports FRANK (a subset of ``--documents`` articles, both data sets) into a throwaway test database, runs
 the bot fast and slow and the honest worker through the Django test client, and prints each one's balanced
@@ -27,7 +31,7 @@ import os
 import random
 import re
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -190,6 +194,17 @@ class OverlapBot(PageReadingBot):
         return {"factual": factual, "categories": [] if factual else ["OutE"]}
 
 
+class ShortSummaryTrapBot(PageReadingBot):
+    """The sentence-count giveaway: XSum's summaries have one sentence, so a second sentence in a summary of two
+    was a trap: "No" to every sentence after the first in a summary of two sentences, "Yes" elsewhere."""
+
+    name = "second-sentence bot"
+
+    def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
+        factual = not (index >= 1 and len(data["summaries"][position]["sentences"]) == 2)
+        return {"factual": factual, "categories": [] if factual else ["OutE"]}
+
+
 class BankThenCoast(GoldFollower):
     """Works as the gold says for ``bank`` items, then stops reading: "Yes" to everything, the reading check
     taken from the page."""
@@ -342,10 +357,11 @@ def setup_campaign(
 
 def simulate(
     frank_dir: Path, documents: int, items: int, make_worker: Callable[[str], Any], datasets: tuple[str, ...] = ("cnndm", "bbc"),
-    bank: int = 10, **settings,
+    bank: int = 10, only: Sequence[str] = (), **settings,
 ) -> dict[str, dict[str, Any]]:
     """Run the fast bot, the slow bot and the honest worker on a campaign whose gold is private, and the
-    public-label bot on one whose gold is FRANK's release as imported; figures per worker."""
+    public-label bot on one whose gold is FRANK's release as imported; figures per worker (``only``: the
+    workers whose label starts with one of these, in the same campaigns)."""
     from django.test import Client
 
     private = setup_campaign(frank_dir, documents, datasets=datasets, private_gold=True, **settings)
@@ -359,7 +375,10 @@ def simulate(
         ("public-label bot", PublicLabelBot(), 6.0, public),
         ("overlap bot (< 0.7: No)", OverlapBot(), 6.0, private),
         (f"bank {bank} then coast", BankThenCoast(bank), 6.0, private),
+        ("second-sentence bot", ShortSummaryTrapBot(), 6.0, private),
     ):
+        if only and not label.startswith(tuple(only)):
+            continue
         worker = make_worker(label)
         client = Client()
         client.force_login(worker.user)
@@ -409,9 +428,11 @@ def main() -> None:
                         help="FRANK data sets of the articles (cnndm alone: errors are rarer, the bot's best case)")
     parser.add_argument("--pay", type=Decimal, default=Decimal("0.50"), help="the campaigns' pay per item")
     parser.add_argument("--bank", type=int, default=10, help="honest items the bank-then-coast worker does first")
+    parser.add_argument("--only", nargs="*", default=[], help="run only the workers whose label starts with one of these")
     args = parser.parse_args()
     with throwaway_database("adversary_bot") as make_worker:
-        figures = simulate(args.frank, args.documents, args.items, make_worker, tuple(args.datasets), args.bank, pay_per_item=args.pay)
+        figures = simulate(args.frank, args.documents, args.items, make_worker, tuple(args.datasets), args.bank, args.only,
+                           pay_per_item=args.pay)
     print(f"FRANK subset: {args.documents} articles of {'+'.join(args.datasets)}; each worker offered up to {args.items} items")
     print(f"{'worker':<24} {'items':>5} {'balanced':>8} {'gold':>5} {'traps':>5} {'bonuses':>7} {'owed':>7}  status (reason)")
     for label, row in figures.items():
