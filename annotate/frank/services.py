@@ -9,11 +9,11 @@ from django.utils import timezone
 
 from annotate.models import AssignmentStatus, Participation, Worker
 from annotate.services.errors import AssignmentClosed, InvalidSubmission
-from annotate.services.participation import block_participation, require_eligible
-
-
-#: Prolific's published rule: a participant may be rejected for attention checks only after failing two.
-ENTITY_FAILURES_TO_BLOCK = 2
+from annotate.services.participation import (
+    READING_CHECK_FAILURES_TO_SCREEN_OUT as ENTITY_FAILURES_TO_BLOCK,
+    block_participation,
+    require_eligible,
+)
 
 
 def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:

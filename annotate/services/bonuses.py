@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from decimal import Decimal
 
-from django.db.models import F, QuerySet, Sum
+from django.db.models import F, Q, QuerySet, Sum
 
 from annotate.safe_csv import SafeCsvWriter
 from annotate.models import (
@@ -28,6 +28,7 @@ from annotate.models import (
 from annotate.protocols import protocol_for
 
 from .ledger import add_ledger_entry
+from .participation import reading_check_screen_outs
 from .pay_rules import defer_pay, judge_submission
 
 def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
@@ -92,7 +93,8 @@ def ledger_csv(campaign: Campaign, *, prolific: bool = False, only_bonuses: bool
     """Payment CSV in one of ``PAYMENT_FORMATS`` (every cell neutralised against formula injection):
 
     * ``generic``: worker, username, provider, external id, total (pay and bonuses);
-    * ``prolific``: Prolific's bulk bonus, lines ``participant_id,amount`` (bonuses of Prolific workers);
+    * ``prolific``: Prolific's bulk bonus, lines ``participant_id,amount`` (bonuses of Prolific workers, and the
+      pay per item of those screened out by the reading check, whom the study reward does not pay);
     * ``mturk``: ``WorkerId,AssignmentId,BonusAmount,Reason``, one line per MTurk assignment that earned a
       bonus: what ``SendBonus`` needs (the HIT reward already paid the base pay).
     """
@@ -100,8 +102,12 @@ def ledger_csv(campaign: Campaign, *, prolific: bool = False, only_bonuses: bool
     if fmt not in PAYMENT_FORMATS:
         raise ValueError(f"unknown payment format {fmt!r}; expected one of {', '.join(PAYMENT_FORMATS)}")
     entries = BonusEntry.objects.filter(campaign=campaign)
-    if only_bonuses or fmt != "generic":
+    if only_bonuses or fmt == "mturk":
         entries = entries.exclude(reason="pay per item")
+    elif fmt == "prolific":
+        # The study reward pays the items of an approved participant; one screened out by the reading check is
+        # not approved, so the items they submitted are paid here (Prolific's way to pay partial work).
+        entries = entries.exclude(Q(reason="pay per item") & ~Q(worker_id__in=reading_check_screen_outs(campaign).values("worker_id")))
     out = io.StringIO()
     writer = SafeCsvWriter(out)
     if fmt == "mturk":

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from annotate.protocols import protocol_for
@@ -66,6 +67,21 @@ def eligibility_problem(participation: Participation, *, for_main_task: bool = T
                 return "You did not pass the qualification test, so you cannot take the main task."
             return "Please pass the qualification test first."
     return None
+
+
+#: Prolific's published rule: a participant may be rejected for attention checks only after failing two.
+READING_CHECK_FAILURES_TO_SCREEN_OUT = 2
+
+
+def screened_out_by_reading_check(participation: Participation) -> bool:
+    """Blocked here by the reading check's second wrong answer: the worker paid attention to the items they
+    submitted before (each had its check answered), so those are paid, never rejected."""
+    return participation.is_blocked and participation.entity_failures >= READING_CHECK_FAILURES_TO_SCREEN_OUT
+
+
+def reading_check_screen_outs(campaign) -> QuerySet[Participation]:
+    """The campaign's participations for which :func:`screened_out_by_reading_check` holds, as one query."""
+    return Participation.objects.filter(campaign=campaign, is_blocked=True, entity_failures__gte=READING_CHECK_FAILURES_TO_SCREEN_OUT)
 
 
 def is_screened_out(participation: Participation) -> bool:

@@ -58,6 +58,7 @@ from .control_items import (
 )
 from .independence import copy_hold, hold_unpaid_entries
 from .ledger import LedgerEntry, add_ledger_entries, add_ledger_entry
+from .participation import screened_out_by_reading_check
 from .predictable_answers import predictable_answers_hold
 
 EDIT_BONUS_PREFIX = "edit-bonus"
@@ -356,8 +357,10 @@ APPROVAL_FORMATS = ("approval", "prolific-approve", "prolific-reject", "mturk-ap
 
 @dataclass(frozen=True)
 class Approval:
-    """The platform decision for one crowd submission: ``approve``, ``reject`` (with the reason) or ``review``
-    (not decided: pay held for review, or waiting for the worker's score)."""
+    """The platform decision for one crowd submission: ``approve``, ``reject`` (with the reason), ``review``
+    (not decided: pay held for review, or waiting for the worker's score) or ``screened-out`` (a Prolific
+    participant screened out by the reading check: neither approved nor rejected, the items they submitted
+    are paid in Prolific's bonus file)."""
 
     participation: Participation
     external_assignment_id: str
@@ -367,7 +370,7 @@ class Approval:
 
 def _approval(participation: Participation, items_at_pace: int, needed: int) -> tuple[str, str]:
     campaign = participation.campaign
-    if participation.is_blocked:
+    if participation.is_blocked and not screened_out_by_reading_check(participation):
         return "reject", f"failed the campaign's quality checks: {participation.blocked_reason}"
     if participation.pay_held:
         return "review", f"pay held for review: {participation.pay_held_reason}"
@@ -384,10 +387,20 @@ def _approval(participation: Participation, items_at_pace: int, needed: int) -> 
     return "approve", ""
 
 
+def _screen_out_reason(participation: Participation) -> str:
+    paid = BonusEntry.objects.filter(
+        worker_id=participation.worker_id, campaign_id=participation.campaign_id, reason="pay per item",
+    ).aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    return (f"screened out by the reading check ({participation.entity_failures} wrong answers) after "
+            f"{participation.items_submitted} submitted items, paid {paid:.2f} in Prolific's bonus file")
+
+
 def approvals(campaign) -> list[Approval]:
     """Every crowd submission's decision: a Prolific participant is approved once they submitted
     ``completion_min_items`` items at the minimum time and are neither blocked nor held; an MTurk assignment
-    once at least one item under it was; a blocked worker is rejected with the reason, a held one left for review."""
+    once at least one item under it was; a blocked worker is rejected with the reason, a held one left for review.
+    The reading check's screen-out rejects nobody: a Prolific participant is ``screened-out`` (their items are
+    paid as a bonus), an MTurk assignment is decided on the items submitted under it."""
     from annotate.models import AssignmentStatus
 
     rows = []
@@ -395,6 +408,9 @@ def approvals(campaign) -> list[Approval]:
         worker__external_id="").select_related("worker", "campaign").order_by("pk")
     for participation in participations:
         if participation.worker.provider == "prolific":
+            if screened_out_by_reading_check(participation):
+                rows.append(Approval(participation, "", "screened-out", _screen_out_reason(participation)))
+                continue
             at_pace = participation.items_submitted - participation.too_fast_items
             decision, reason = _approval(participation, at_pace, campaign.completion_min_items)
             rows.append(Approval(participation, "", decision, reason))
