@@ -150,6 +150,14 @@ def test_schema_states_the_constraints_the_server_enforces(campaign, admin_clien
         answer = researcher_client.get(f"/api/campaigns/frank-api/judgements/?summary={value}")
         assert (answer.status_code == 200) == ok, (value, answer.status_code)
 
+    # Query options are single values, never empty; yes/no ones are true, false, 1 or 0.
+    for query in ("factual=null", "factual=true&factual=false", "factual=", "reveal_workers=maybe", "system="):
+        answer = admin_client.get(f"/api/campaigns/frank-api/judgements/?{query}")
+        assert answer.status_code == 400 and query.split("=")[0] in answer.json()["detail"], (query, answer.content)
+    for query in ("factual=true", "factual=0", "reveal_workers=1", "reveal_workers=false"):
+        assert admin_client.get(f"/api/campaigns/frank-api/judgements/?{query}").status_code == 200, query
+    assert "414" in schema["paths"]["/api/campaigns/{slug}/scores/"]["get"]["responses"]
+
     # NUL, which PostgreSQL text cannot hold, is refused anywhere and every free-text string says so.
     name = components["CampaignRequest"]["properties"]["name"]
     assert re.match(name["pattern"], "FRANK pilot") and not re.match(name["pattern"], "FRANK\x00pilot")

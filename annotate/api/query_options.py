@@ -1,8 +1,11 @@
 """Query options that tell the truth: unknown ones are refused, dataset names are taken as the platform writes them.
 
 * :class:`StrictQueryOptionsMiddleware` answers 400 naming any query option an API endpoint does not take
-  (``?partal=false`` used to answer 200 with the defaults). The options an endpoint takes are read from
-  the view class: its filter set, its pagination, its ``query_options`` serializer and ``extra_query_options``.
+  (``?partal=false`` used to answer 200 with the defaults), one given twice or empty (each is a single
+  value in the schema; an empty one would silently mean the default), and a yes/no option that is not
+  ``true``/``false``/``1``/``0`` (``?factual=null`` used to filter nothing). The options an endpoint takes are
+  read from the view class: its filter set, its pagination, its ``query_options`` serializer and
+  ``extra_query_options`` (``boolean_query_options`` among them are yes/no).
 * :class:`DatasetChoiceField` (serializers) and :class:`DatasetFilter` (filter sets) accept the dataset
   names FactLab's own exports write (FRANK's ``bbc`` for XSum) as well as the stored ones.
 """
@@ -70,6 +73,40 @@ def allowed_query_options(view_class, actions: dict | None = None) -> frozenset[
     return frozenset(names)
 
 
+BOOLEAN_SPELLINGS = frozenset({"true", "false", "1", "0"})
+
+
+def boolean_query_options(view_class) -> frozenset[str]:
+    """The yes/no options of ``view_class``: boolean filters, boolean query-option fields, and its own."""
+    names: set[str] = set(getattr(view_class, "boolean_query_options", ()))
+    filterset = getattr(view_class, "filterset_class", None)
+    if filterset is not None:
+        names.update(name for name, f in filterset.base_filters.items() if isinstance(f, df.BooleanFilter))
+    query_serializer = getattr(view_class, "query_options", None)
+    if query_serializer is not None:
+        names.update(name for name, f in query_serializer().fields.items() if isinstance(f, serializers.BooleanField))
+    return frozenset(names)
+
+
+def query_option_problems(view_class, query) -> str | None:
+    """Why the options given to ``view_class`` are refused (None: they are not), naming each option."""
+    allowed = allowed_query_options(view_class)
+    unknown = sorted(set(query) - allowed)
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        return f"unknown query option{'s' if len(unknown) > 1 else ''} {names}; this endpoint takes: {', '.join(sorted(allowed))}"
+    repeated = sorted(name for name in query if len(query.getlist(name)) > 1)
+    if repeated:
+        return f"query option {', '.join(repr(n) for n in repeated)} given more than once; give each once"
+    empty = sorted(name for name in query if not query[name].strip())
+    if empty:
+        return f"query option {', '.join(repr(n) for n in empty)} is empty; leave it out for the default"
+    for name in sorted(boolean_query_options(view_class) & set(query)):
+        if query[name].strip().lower() not in BOOLEAN_SPELLINGS:
+            return f"query option {name!r} is yes/no: true, false, 1 or 0 (got {query[name][:40]!r})"
+    return None
+
+
 class StrictQueryOptionsMiddleware:
     """400 for a query option the API endpoint does not take, naming it and the ones it takes."""
 
@@ -83,13 +120,8 @@ class StrictQueryOptionsMiddleware:
         view_class = getattr(view_func, "cls", None)
         if not request.GET or view_class is None or not view_class.__module__.startswith("annotate.api."):
             return None
-        allowed = allowed_query_options(view_class)
-        unknown = sorted(set(request.GET) - allowed)
-        if not unknown:
+        problem = query_option_problems(view_class, request.GET)
+        if problem is None:
             return None
-        names = ", ".join(repr(name) for name in unknown)
-        return JsonResponse(
-            {"detail": f"unknown query option{'s' if len(unknown) > 1 else ''} {names}; this endpoint takes: {', '.join(sorted(allowed))}",
-             "unknown_options": unknown},
-            status=400,
-        )
+        unknown = sorted(set(request.GET) - allowed_query_options(view_class))
+        return JsonResponse({"detail": problem, **({"unknown_options": unknown} if unknown else {})}, status=400)

@@ -2,7 +2,7 @@
 the API enforces (amounts' patterns, registry enums) is stated.
 
 DRF answers 400 (validation), 401/403 (authentication, role), 404 (not found or not readable), 429
-(rate limits) and the broker-backed operations 503; declaring them keeps clients and schema-based fuzzing
+(rate limits) and the broker-backed operations 503, and the web server 414 (a request line too long); declaring them keeps clients and schema-based fuzzing
 (tests/test_schema_fuzz.py) in step with the server.
 """
 from __future__ import annotations
@@ -23,6 +23,10 @@ ERRORS = {
     "429": "Rate limit exceeded (see Retry-After).",
     "503": "The task queue (Redis) is unreachable; nothing was stored.",
 }
+#: Answered by the web server in front of Django (gunicorn's ``limit_request_line``, 4094 bytes), as plain text.
+SERVER_ERRORS = {
+    "414": "The request line (path and query string) is longer than the web server accepts; nothing was read.",
+}
 
 
 def add_error_responses(result, generator, request, public):
@@ -37,6 +41,8 @@ def add_error_responses(result, generator, request, public):
                     "description": description,
                     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
                 })
+            for code, description in SERVER_ERRORS.items():
+                responses.setdefault(code, {"description": description})
     return result
 
 

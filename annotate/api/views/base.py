@@ -20,7 +20,7 @@ REVEAL = OpenApiParameter("reveal_workers", bool, description="Admins only: real
 
 
 def query_flag(request, name: str) -> bool:
-    return str(request.query_params.get(name, "")).strip().lower() in {"1", "true", "yes", "on"}
+    return str(request.query_params.get(name, "")).strip().lower() in {"1", "true"}
 
 
 def bonus_total_of(worker_ref: str, campaign: Campaign | None = None) -> Coalesce:
@@ -50,6 +50,7 @@ class WorkerRowsList(CampaignScoped, generics.ListAPIView):
 
     pagination_class = IdCursorPagination
     extra_query_options = ("reveal_workers",)
+    boolean_query_options = ("reveal_workers",)
 
     def list(self, request, *args, **kwargs):
         reveal = query_flag(request, "reveal_workers")
