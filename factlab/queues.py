@@ -2,10 +2,10 @@
 
 * ``interactive``: imports (datasets and metric scores), label refits and the beat's upkeep. A researcher waits
   for these in a page or a polling loop; each takes seconds.
-* ``reports``: analysis reports (the report API answers 202 while one is computed). A report takes seconds to
-  minutes and anyone can ask for many (one per set of options), so they queue apart: an import never waits
-  behind reports (``metrics_service.report_jobs.request_report`` also coalesces identical requests and limits
-  each user's open report jobs).
+* ``reports``: analysis reports and the admin pages' figures (the pages show the last stored ones and say how
+  fresh they are). A report takes seconds to minutes and anyone can ask for many (one per set of options), so
+  they queue apart: an import never waits behind reports (``metrics_service.report_jobs.request_report`` also
+  coalesces identical requests and limits each user's open report jobs).
 * ``cpu``: long CPU work: task-page preparation after an import, and light metric scoring.
 * ``gpu``: model-based metric scoring (``metrics_service.services.submit_scoring_job`` names the queue).
 
@@ -31,6 +31,8 @@ WORKER_QUEUES: dict[str, tuple[str, ...]] = {
 TASK_ROUTES: dict[str, dict[str, str]] = {
     "annotate.run_import_job": {"queue": INTERACTIVE},
     "metrics_service.tasks_report.compute_report": {"queue": REPORTS},  # the report API's 202 waits on it
+    # The admin pages' figures after data changes (the label models' fits, then the default report's job).
+    "metrics_service.compute_campaign_figures": {"queue": REPORTS},
     # Upkeep of the beat schedule: quick database sweeps that must run even while long jobs fill cpu/gpu.
     "annotate.heal_import_jobs": {"queue": INTERACTIVE},
     "annotate.heal_page_preparations": {"queue": INTERACTIVE},

@@ -211,6 +211,10 @@ FACTLAB_SLOT_SWEEP_SECONDS = float(os.environ.get("FACTLAB_SLOT_SWEEP_SECONDS", 
 # FACTLAB_LABEL_REFIT_SECONDS in case a message was lost.
 FACTLAB_LABEL_REFIT_DEBOUNCE_SECONDS = float(os.environ.get("FACTLAB_LABEL_REFIT_DEBOUNCE_SECONDS", "10"))
 FACTLAB_LABEL_REFIT_SECONDS = float(os.environ.get("FACTLAB_LABEL_REFIT_SECONDS", "60"))
+# The admin pages' figures (metrics_service.figures) are computed by a worker after data changes; after a
+# submit, the computation is queued at most once per this many seconds (delayed by as much), so that a burst
+# of submissions makes one computation.
+FACTLAB_FIGURES_DEBOUNCE_SECONDS = float(os.environ.get("FACTLAB_FIGURES_DEBOUNCE_SECONDS", "30"))
 # Uploaded files are deleted once imported; failed ones are kept this long for inspection.
 FACTLAB_IMPORT_FAILED_RETENTION_HOURS = float(os.environ.get("FACTLAB_IMPORT_FAILED_RETENTION_HOURS", "168"))
 

@@ -1,14 +1,11 @@
 """Label aggregation of a campaign's judgements for the report, the API and the campaign page.
 
 The statistics are in :mod:`metrics_service.stats.label_aggregation` (majority, Dawid–Skene, MACE); this
-module reads the judgements, names workers as the caller may see them, and caches per campaign state.
+module reads the judgements and names workers as the caller may see them.
 """
 from __future__ import annotations
 
-import hashlib
-
 import pandas as pd
-from django.core.cache import cache
 
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Campaign
@@ -21,8 +18,6 @@ from .stats.label_aggregation import (
     method_comparison,
     reliability_table,
 )
-
-CACHE_SECONDS = 24 * 3600
 
 
 def _enough(judgements: pd.DataFrame) -> bool:
@@ -38,7 +33,7 @@ def label_aggregation_section(campaign: Campaign, judgements: pd.DataFrame) -> d
     aggregations = aggregate_all(judgements)
     table = reliability_table(aggregations)
     workers = [
-        {"worker": worker_pseudonym(campaign.pk, int(worker_id)), **{k: (None if pd.isna(v) else float(v)) for k, v in row.items()}}
+        {"worker": worker_pseudonym(campaign.pk, int(worker_id)), **_numbers(row)}
         for worker_id, row in table.iterrows()
     ]
     for entry in workers:
@@ -46,21 +41,18 @@ def label_aggregation_section(campaign: Campaign, judgements: pd.DataFrame) -> d
     return {"default": DEFAULT_METHOD, "methods": method_comparison(aggregations), "workers": workers}
 
 
-def campaign_worker_reliability(campaign: Campaign) -> dict[int, dict[str, float]]:
+def worker_reliability(campaign: Campaign) -> dict[int, dict[str, float]]:
     """``{worker id: {n, majority, majority_categories, dawid_skene, ..., mace_categories}}`` over the whole
-    campaign, cached per campaign state (a new judgement recomputes it)."""
-    state = hashlib.sha1(repr(selectors.state_fingerprint(campaign)).encode()).hexdigest()
-    key = f"factlab:reliability:{campaign.pk}:{state}"
-    cached = cache.get(key)
-    if cached is not None:
-        return cached
+    campaign: fits every label model, so a worker computes it (``metrics_service.figures``), never a request."""
     judgements = selectors.judgements_frame(campaign, selectors.Filters())
-    out: dict[int, dict[str, float]] = {}
-    if _enough(judgements):
-        table = reliability_table(aggregate_all(judgements))
-        out = {int(w): {k: (None if pd.isna(v) else float(v)) for k, v in row.items()} for w, row in table.iterrows()}
-    cache.set(key, out, CACHE_SECONDS)
-    return out
+    if not _enough(judgements):
+        return {}
+    table = reliability_table(aggregate_all(judgements))
+    return {int(w): _numbers(row) for w, row in table.iterrows()}
+
+
+def _numbers(row: pd.Series) -> dict[str, float | None]:
+    return {k: (None if pd.isna(v) else float(v)) for k, v in row.items()}
 
 
 def _item_sentence_keys(campaign: Campaign) -> dict[int, list[int]]:

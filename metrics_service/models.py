@@ -92,3 +92,25 @@ class ScoringChunk(models.Model):
 
     def __str__(self) -> str:
         return f"chunk {self.index} of job {self.job_id} ({self.status})"
+
+
+class CampaignFigures(models.Model):
+    """Figures of a campaign that a worker computed after its data changed (the analysis report per set of
+    options, the workers' label reliability), so that the admin pages only read them and say how fresh they are.
+
+    ``state`` names the campaign's data the figures were computed from; a page compares it with the current
+    state to tell current figures from stale ones (then it queues a recomputation and shows the stale ones).
+    """
+
+    campaign = models.ForeignKey("annotate.Campaign", on_delete=models.CASCADE, related_name="stored_figures")
+    name = models.CharField(max_length=100, help_text="worker_reliability, or report: with the hash of the report's options.")
+    state = models.CharField(max_length=200, help_text="The campaign's data state the figures were computed from.")
+    data = models.JSONField()
+    started_at = models.DateTimeField(help_text="When the computation started: an older one never replaces a newer one.")
+    computed_at = models.DateTimeField(help_text="When they were stored (since started_at: how long the worker took).")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="campaign_figures_once_per_name")]
+
+    def __str__(self) -> str:
+        return f"{self.name} of campaign {self.campaign_id} ({self.computed_at:%Y-%m-%d %H:%M})"

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 from django.core.cache import cache
+from django.utils import timezone
 
 from annotate.frank.typology import CODES, GROUPS
 from annotate.models import Campaign, Dataset, MetricSource
@@ -50,6 +51,7 @@ from metrics_service.stats.label_aggregation import summary_scores as aggregated
 from metrics_service.label_reliability import label_aggregation_section
 from metrics_service.report_aggrefact import DEFINITIONS as AGGREFACT_DEFINITIONS
 from metrics_service.report_aggrefact import aggrefact_sections
+from metrics_service.stored_figures import report_figures_name, store_figures
 
 # What the report says it computed (shown by the text report and the dashboard).
 DEFINITIONS = {
@@ -135,15 +137,14 @@ def _human_table(summaries: pd.DataFrame, judgements: pd.DataFrame, aggregation:
     return table[table["Factuality"].notna()]
 
 
-def human_and_metric(campaign: Campaign, metric: str, *, split: str = "all", dataset: str | None = None, system: str | None = None) -> pd.DataFrame:
-    """Per human-rated summary: system, ``Factuality`` and one metric column (the dashboard's scatter),
-    reading only that metric's scores."""
+def human_and_metrics(campaign: Campaign, metrics: list[str], *, split: str = "all", dataset: str | None = None,
+                      system: str | None = None) -> pd.DataFrame:
+    """Per human-rated summary: system, ``Factuality`` and a column per metric (the dashboard's scatters; NaN
+    for a metric without scores), reading only those metrics' scores."""
     filters = make_filters(split, dataset, system)
     human = _human_table(selectors.summaries_frame(campaign, filters), selectors.judgements_frame(campaign, filters))
-    scores, _ = selectors.scores_frame(campaign, metrics=[metric.split("[", 1)[0]])
-    if metric not in scores:
-        return human.assign(**{metric: float("nan")})
-    return human.join(scores[[metric]], how="left")
+    scores, _ = selectors.scores_frame(campaign, metrics=sorted({metric.split("[", 1)[0] for metric in metrics}))
+    return human.join(scores.reindex(columns=metrics), how="left")
 
 
 def load_analysis_data(
@@ -473,6 +474,8 @@ def cached_report(campaign: Campaign | str, **options) -> dict | None:
 
 def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallback | None = None, **options) -> dict:
     """``build_report`` through Django's cache; a new judgement, score, edit review or label invalidates it.
+    A report built here is also stored as the campaign's latest with these options (``stored_figures``): the
+    dashboard shows it, saying how fresh it is, while a newer one is computed.
 
     Accepts the same keyword options as :func:`build_report`.
     """
@@ -481,8 +484,10 @@ def get_or_compute_report(campaign: Campaign | str, *, progress: ProgressCallbac
     key = report_cache_key(campaign, **options)
     report = cache.get(key)
     if report is None:
+        started = timezone.now()
         report = build_report(campaign, progress=progress, **options)
         cache.set(key, report, CACHE_SECONDS)
+        store_figures(campaign, report_figures_name(options), state=key, data=report, started_at=started)
     return report
 
 

@@ -50,6 +50,7 @@ from .models import (
     ScoringChunk,
     ScoringJob,
 )
+from .stored_figures import schedule_figures
 
 MAX_CHUNK_SIZE = 10_000
 
@@ -430,6 +431,8 @@ def _compute_and_store(job_id: int, chunk_id: int, job: ScoringJob, chunk: Scori
             store()
         chunk.status, chunk.finished_at, chunk.error = ChunkStatus.DONE, timezone.now(), ""
         chunk.skipped, chunk.stored = skipped, len(rows)
+        if rows and job.campaign_id is not None:
+            schedule_figures(job.campaign)  # scores arrived: the admin pages' figures are recomputed (debounced)
         chunk.save(update_fields=["status", "finished_at", "error", "skipped", "stored"])
         _refresh_job(job)
     return ChunkStatus.DONE

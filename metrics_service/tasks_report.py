@@ -1,4 +1,5 @@
-"""Celery task computing a campaign's analysis report off the request path (queue ``reports``).
+"""Celery tasks computing a campaign's analysis report and the admin pages' figures off the request path
+(queue ``reports``).
 
 The API answers 202 with the job's progress this task records (``report_jobs.set_report_progress``) until the
 report itself is cached by ``get_or_compute_report``; callers then read it back (cheap) or take the task's
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from metrics_service.figures import store_scatters
 from metrics_service.report import (
     cached_report,
     get_or_compute_report,
@@ -39,8 +41,20 @@ def compute_report(
 
     try:
         report = get_or_compute_report(campaign, progress=progress, **options)
+        store_scatters(campaign, options, report)  # the dashboard's scatters, so that it only reads them
     except Exception as exc:  # recorded for the polling client, then re-raised for Celery
         set_report_progress(campaign, options, job=job, state="failed", error=str(exc)[:500])
         raise
     finish_job(campaign, options, job)
     return report
+
+
+@shared_task(name="metrics_service.compute_campaign_figures", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def compute_campaign_figures(campaign_id: int) -> dict:
+    """Store the admin pages' figures of a campaign whose data changed, then queue its default report
+    (:func:`metrics_service.figures.compute_campaign_figures`)."""
+    from annotate.models import Campaign
+    from metrics_service.figures import compute_campaign_figures as compute
+
+    campaign = Campaign.objects.filter(pk=campaign_id).first()
+    return compute(campaign) if campaign is not None else {}

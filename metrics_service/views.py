@@ -1,30 +1,27 @@
 """Campaign dashboard: the analysis report as tables and small client-rendered charts.
 
 The page embeds plain JSON (``json_script``) that ``static/factlab/dashboard.js`` draws as SVG in the
-browser: no server-side plotting, no CDN, a few kilobytes instead of inline SVG. While the campaign runs,
-the page asks ``?fingerprint=1`` (the report's cache key, a handful of aggregate queries) every
-``FACTLAB_DASHBOARD_REFRESH_SECONDS`` and reloads only when the data changed.
+browser: no server-side plotting, no CDN, a few kilobytes instead of inline SVG. The report is the one a
+worker stored (``metrics_service.figures``): the page says how fresh it is, and while a newer one is computed
+or the campaign runs it asks ``?fingerprint=1`` (when the shown report was stored) every few seconds and
+reloads only when a newer report is stored.
 """
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 from django.shortcuts import render
 
 from annotate.models import Campaign, CampaignStatus, Dataset
 from annotate.roles import can_read_campaign
 from metrics_service import plots
-from metrics_service.report import (
-    CACHE_SECONDS,
-    ReportError,
-    get_or_compute_report,
-    human_and_metric,
-    normalize_options,
-    report_cache_key,
-)
+from metrics_service.figures import report_figures, stored_scatter
+from metrics_service.report import ReportError, normalize_options
+from metrics_service.report_jobs import ReportJobLimit
 from metrics_service.selectors import SPLITS
+
+PENDING_REFRESH_SECONDS = 5
 
 
 def _options(request: HttpRequest) -> dict:
@@ -38,19 +35,6 @@ def _options(request: HttpRequest) -> dict:
     )
 
 
-def _scatter(campaign: Campaign, options: dict, metric: str | None) -> dict | None:
-    """Points of the metric-vs-human scatter (cached per report state and metric)."""
-    if not metric:
-        return None
-    key = f"{report_cache_key(campaign, **options)}:scatter:{metric}"
-    points = cache.get(key)
-    if points is None:
-        frame = human_and_metric(campaign, metric, split=options["split"], dataset=options["dataset"], system=options["system"])
-        points = plots.scatter_points(frame, metric) or {}
-        cache.set(key, points, CACHE_SECONDS)
-    return points or None
-
-
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     campaign = Campaign.objects.filter(slug=slug).first()
@@ -58,30 +42,34 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("No such campaign.")  # the same answer whether it exists or not
     try:
         options = _options(request)
+        # The report a worker stored (a report job is queued when it is not current): never built here.
+        report, freshness = report_figures(campaign, options, user_id=request.user.pk)
     except ReportError as exc:
         return HttpResponseBadRequest(str(exc))
-    fingerprint = report_cache_key(campaign, **options)
+    except ReportJobLimit as exc:
+        return HttpResponse(str(exc), status=429, headers={"Retry-After": str(exc.retry_after)}, content_type="text/plain")
+    # What the page shows: it reloads once a newer report is stored (new data, or the one it waits for).
+    fingerprint = freshness.computed_at.isoformat() if report is not None and freshness.computed_at else ("current" if report else "")
     if request.GET.get("fingerprint"):
         return JsonResponse({"fingerprint": fingerprint})
-    report = get_or_compute_report(campaign, **options)
-    correlations = report["correlations"] or {}
-    metric = request.GET.get("metric")
-    if metric not in correlations:
-        # Default scatter: the complete metric that tracks humans best.
-        ranked = sorted(((v["pearson"] or -2, m) for m, v in correlations.items() if v.get("status") == "complete"), reverse=True)
-        metric = ranked[0][1] if ranked else None
     context = {
-        "campaign": campaign,
-        "report": report,
-        "options": options,
-        "metric": metric,
-        "metrics": sorted(correlations),
-        "charts": plots.chart_specs(report, _scatter(campaign, options, metric), metric),
-        "tables": plots.dashboard_tables(report),
-        "fingerprint": fingerprint,
-        "live": campaign.status == CampaignStatus.RUNNING,
-        "refresh_seconds": settings.FACTLAB_DASHBOARD_REFRESH_SECONDS,
-        "splits": SPLITS,
-        "datasets": Dataset.values,
+        "campaign": campaign, "report": report, "freshness": freshness, "options": options, "fingerprint": fingerprint,
+        "live": campaign.status == CampaignStatus.RUNNING or not freshness.current,
+        # While a report is computed the page looks for it more often than for new data.
+        "refresh_seconds": settings.FACTLAB_DASHBOARD_REFRESH_SECONDS if freshness.current else PENDING_REFRESH_SECONDS,
+        "splits": SPLITS, "datasets": Dataset.values,
     }
+    if report is not None:
+        correlations = report["correlations"] or {}
+        metric = request.GET.get("metric")
+        if metric not in correlations:
+            # Default scatter: the complete metric that tracks humans best.
+            ranked = sorted(((v["pearson"] or -2, m) for m, v in correlations.items() if v.get("status") == "complete"), reverse=True)
+            metric = ranked[0][1] if ranked else None
+        context.update({
+            "metric": metric,
+            "metrics": sorted(correlations),
+            "charts": plots.chart_specs(report, stored_scatter(campaign, options, metric), metric),
+            "tables": plots.dashboard_tables(report),
+        })
     return render(request, "metrics_service/dashboard.html", context)

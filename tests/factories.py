@@ -126,3 +126,26 @@ def make_judged_campaign(documents: int = 3) -> tuple[Campaign, list[Worker], li
             SentenceJudgement.objects.create(summary_id=summary_id, sentence_index=index, worker=worker, factual=bool(factual),
                                              categories=[] if factual else ["EntE"], source=JudgementSource.IMPORTED)
     return campaign, humans, units
+
+
+def judge_like_a_crowd(campaign: Campaign, *, workers: int, summaries: int | None = None, seed: int = 0) -> int:
+    """``workers`` people (each with a participation) who judged every sentence of the first ``summaries``
+    summaries (all by default) three times: factual with the summary's imported factuality as probability, an
+    entity error otherwise, each worker right with an accuracy of their own. Returns the judgements stored."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    crowd = [make_worker(f"{campaign.slug}-crowd-{k}") for k in range(workers)]
+    Participation.objects.bulk_create([Participation(worker=worker, campaign=campaign) for worker in crowd])
+    accuracy = rng.uniform(0.6, 0.95, size=workers)
+    rows = []
+    judged = Summary.objects.filter(document__campaign=campaign, is_reference=False, edited_from__isnull=True).order_by("id")
+    for summary in judged[:summaries] if summaries else judged:
+        truth = rng.random(len(summary.sentences)) < float((summary.human_scores or {}).get("Factuality", 0.5))
+        for k in rng.choice(workers, size=3, replace=False):
+            right = rng.random(len(truth)) < accuracy[k]
+            for index, factual in enumerate(np.where(right, truth, ~truth)):
+                rows.append(SentenceJudgement(summary=summary, sentence_index=index, worker=crowd[k], factual=bool(factual),
+                                              categories=[] if factual else ["EntE"], source=JudgementSource.IMPORTED))
+    SentenceJudgement.objects.bulk_create(rows, batch_size=5000)
+    return len(rows)

@@ -27,25 +27,28 @@ FILENAME_PATTERN = r"^.*\.(" + "|".join([*TABLE_TYPES, *FIGURE_TYPES]) + ")$"
 
 
 def requested_report(campaign, options: dict, user) -> tuple[dict | None, Response | None]:
-    """The report, or the answer while there is none: 202 with its job (queued or running; ``Retry-After``),
+    """The current report, or the answer while there is none: 202 with its job (queued or running;
+    ``Retry-After``) and ``freshness``, when the last stored report was computed (``metrics_service.figures``),
     500 when the job failed, 429 when ``user`` already has as many report jobs as allowed, 400 for bad options."""
+    from metrics_service.figures import report_figures
     from metrics_service.report import ReportError
-    from metrics_service.report_jobs import ReportJobLimit, request_report
+    from metrics_service.report_jobs import ReportJobLimit
 
     try:
-        report, progress = request_report(campaign, user_id=getattr(user, "pk", None), **options)
+        report, freshness = report_figures(campaign, options, user_id=getattr(user, "pk", None))
+        progress = freshness.progress or {}
     except ReportError as exc:
         return None, Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
     except ReportJobLimit as exc:
         return None, Response({"detail": str(exc), "limit": exc.limit}, status=status.HTTP_429_TOO_MANY_REQUESTS,
                               headers={"Retry-After": str(exc.retry_after)})
-    if report is not None:
+    if freshness.current:
         return report, None
     if progress.get("state") == "failed":
         return None, Response({"status": "failed", "job": progress.get("job"), "detail": progress.get("error", "")},
                               status=status.HTTP_500_INTERNAL_SERVER_ERROR)
-    return None, Response({"status": progress.get("state", "queued"), "job": progress.get("job"), "progress": progress},
-                          status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "2"})
+    return None, Response({"status": progress.get("state", "queued"), "job": progress.get("job"), "progress": progress,
+                           "freshness": freshness.as_dict()}, status=status.HTTP_202_ACCEPTED, headers={"Retry-After": "2"})
 
 
 def _reports(campaign, options: dict, user) -> tuple[dict | None, dict, Response | None]:

@@ -83,6 +83,7 @@ def import_dataset(
             )
         gold_from_imported_labels(campaign)  # control items: the human labels that came with the data
         queue_page_preparation(campaign)
+        queue_figures(campaign)
     return report
 
 
@@ -94,6 +95,13 @@ def queue_page_preparation(campaign: Campaign) -> None:
     from annotate.services.page_preparations import queue_page_preparation as queue
 
     queue(campaign)
+
+
+def queue_figures(campaign: Campaign) -> None:
+    """Once this import commits, a worker computes the admin pages' figures of the new data."""
+    from metrics_service.stored_figures import schedule_figures
+
+    schedule_figures(campaign, delay=0)
 
 
 def import_scores(
@@ -112,4 +120,5 @@ def import_scores(
         SCORE_FORMATS[fmt](store, resolved, progress or _no_progress)
         store.problems.raise_if_any()
         store.flush()
+        queue_figures(campaign)
     return report

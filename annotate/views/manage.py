@@ -50,15 +50,16 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
     from annotate.views.study import study_context
-    from metrics_service.label_reliability import campaign_worker_reliability
+    from metrics_service.figures import worker_reliability_figures
     from metrics_service.services import campaign_scoring_jobs
 
     workers = worker_table(campaign)
-    reliability = campaign_worker_reliability(campaign)
+    reliability, reliability_freshness = worker_reliability_figures(campaign)  # stored by a worker, never fitted here
     for row in workers:
         row["reliability"] = reliability.get(row["worker"].pk)
     return render(request, "annotate/manage/campaign.html", {
         "campaign": campaign,
+        "reliability_freshness": reliability_freshness,
         "scoring_jobs": campaign_scoring_jobs(campaign),
         "metric_choices": PAGE_METRICS,
         "progress": campaign_progress(campaign),

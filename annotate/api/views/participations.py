@@ -30,9 +30,10 @@ class ParticipationViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     def get_serializer_context(self):
         context = super().get_serializer_context()
         if not self.fake():
-            from metrics_service.label_reliability import campaign_worker_reliability
+            from metrics_service.figures import worker_reliability_figures
 
-            context["reliability"] = campaign_worker_reliability(self.campaign)
+            # As a worker last stored them (one is queued when they are stale): no label model is fitted here.
+            context["reliability"], _ = worker_reliability_figures(self.campaign)
         return context
 
     def get_queryset(self):
