@@ -114,9 +114,17 @@ def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
     if app.conf.task_always_eager:
         return "none"
     delay = settings.FACTLAB_FIGURES_DEBOUNCE_SECONDS if delay is None else delay
-    job = {"state": "queued", "since": time.time()}
-    if not cache.add(_job_key(campaign.pk), job, timeout=int(delay) + QUEUED_SECONDS):
-        return figures_job(campaign) or "queued"
-    task = task_named(FIGURES_TASK)
-    send_after_commit(lambda: task.apply_async(args=[campaign.pk], countdown=delay), what=f"figures of campaign {campaign.slug}")
-    return "queued"
+    key, task = _job_key(campaign.pk), task_named(FIGURES_TASK)
+
+    def send() -> None:
+        # After the commit: a rolled-back change queues nothing, and marks nothing queued.
+        if not cache.add(key, {"state": "queued", "since": time.time()}, timeout=int(delay) + QUEUED_SECONDS):
+            return  # queued or running already: that computation (or the one it queues when done) sees this change
+        try:
+            task.apply_async(args=[campaign.pk], countdown=delay)
+        except Exception:
+            cache.delete(key)  # not queued after all: the next change or page queues it
+            raise
+
+    send_after_commit(send, what=f"figures of campaign {campaign.slug}")
+    return figures_job(campaign) or "queued"
