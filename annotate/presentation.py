@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
 import ftfy
@@ -230,39 +230,176 @@ def _key(word: str) -> str:
     return word.lower().replace("’", "'")
 
 
-def casing_map(source: str | Sequence[str]) -> dict[str, str]:
-    """Lower-cased word -> its most frequent casing in ``source`` (an article: text or lines).
+# Small words that join the capitalised words of one name ("Royal Bank of Scotland", "Game of Thrones").
+_NAME_JOINERS = frozenset({"of", "the", "de", "da", "del", "der", "di", "du", "la", "le", "van", "von", "for", "al", "el", "bin"})
+#: The longest name (in words) whose casing is kept as a phrase.
+MAX_NAME_WORDS = 6
+
+
+@lru_cache(maxsize=1)
+def function_words() -> frozenset[str]:
+    """spaCy's English stop words ("will", "more", "down"): common words whatever an article does with them.
+    Imported when first needed: spaCy costs seconds to import and only pages being prepared need it."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+_OPENS_QUOTE_OR_CLAUSE = re.compile(r"[:‘“\"(]|(?:^|\s)'")
+
+
+def _bare(word: str) -> str:
+    """The word without a sentence's full stop ("Scotland." -> "Scotland"; "U.S." keeps its dots)."""
+    return word[:-1] if word.endswith(".") and word.count(".") == 1 and len(word) > 1 else word
+
+
+def _name_runs(sentence: str, matches: Sequence[re.Match]) -> list[list[int]]:
+    """Indexes of the words of each name in the sentence: capitalised words separated by a space only, with
+    joiners ("of", "de") between two of them; a name has two capitalised words or more."""
+    runs: list[list[int]] = []
+    current: list[int] = []
+    for index, match in enumerate(matches):
+        word = match.group(0)
+        # ``current`` ends with the word before this one: is this one separated from it by one space only?
+        follows = bool(current) and sentence[matches[index - 1].end():match.start()] == " "
+        if word[:1].isupper():
+            if not follows:
+                runs.append(current)
+                current = []
+            current.append(index)
+        elif follows and word.lower() in _NAME_JOINERS:
+            current.append(index)
+        else:
+            runs.append(current)
+            current = []
+    runs.append(current)
+    named = []
+    for run in runs:
+        while run and not matches[run[-1]].group(0)[:1].isupper():
+            run = run[:-1]  # a name ends with a capitalised word ("Bank of" is not one)
+        if sum(1 for i in run if matches[i].group(0)[:1].isupper()) >= 2:
+            named.append(run)
+    return named
+
+
+def common_words(texts: Iterable[str]) -> set[str]:
+    """Words a corpus writes in lower case mid-sentence more often than capitalised ("day", "police"): the
+    corpus's casing model. Lower-cased texts (no capital at all) say nothing and are skipped."""
+    lower: Counter = Counter()
+    capitalised: Counter = Counter()
+    for text in texts:
+        if not any(ch.isupper() for ch in text):
+            continue
+        for sentence in _SENTENCE_BREAK.split(text):
+            for match in list(_CASED_WORD.finditer(sentence))[1:]:
+                word = _bare(match.group(0))
+                if word.islower():
+                    lower[_key(word)] += 1
+                elif word[:1].isupper() and not word.isupper():
+                    capitalised[_key(word)] += 1
+    return {word for word, n in lower.items() if n >= 2 and n > capitalised[word]}
+
+
+def casing_map(source: str | Sequence[str], common: Collection[str] = frozenset()) -> dict[str, str]:
+    """Lower-cased word -> its casing in ``source`` (an article: text or lines), and lower-cased name -> the
+    name as written ("royal bank of scotland" -> "Royal Bank of Scotland", up to ``MAX_NAME_WORDS`` words).
 
     Words right after a sentence start are not counted (their capital says nothing). Keys are whole words
     ("u.s.", "o'neill") and their letter runs ("kilmarnock" of "Kilmarnock’s"); a tie goes to the lower
-    case, so a word is capitalised only when the article mostly does.
+    case, so a word is capitalised only when the article mostly does. A capital a word has only inside a
+    name counts for the word alone only when the word is not a common one (the article writes it in lower
+    case too, or it is a function word): the "Day" of "Anzac Day" or the "Police" of "Somerset Police"
+    does not make "a day" or "a police officer" capitalised, while the "Locke" of "Gary Locke" stays a name.
+    ``common``: words known to be common beyond this article (:func:`common_words` of its corpus), for the
+    articles that never write them in lower case.
     """
     lines = [source] if isinstance(source, str) else list(source)
-    counts: dict[str, Counter] = {}
+    alone: dict[str, Counter] = {}
+    in_names: dict[str, Counter] = {}
+    names: dict[str, Counter] = {}
+    opening_names: dict[str, tuple[str, str]] = {}  # names that start a sentence: key -> (name, its first word)
     for line in lines:
         for sentence in _SENTENCE_BREAK.split(line):
-            for position, match in enumerate(_CASED_WORD.finditer(sentence)):
-                if position == 0:
-                    continue
+            matches = list(_CASED_WORD.finditer(sentence))
+            runs = _name_runs(sentence, matches)
+            inside = {i for run in runs for i in run}
+            for position, match in enumerate(matches):
+                if position == 0 or _OPENS_QUOTE_OR_CLAUSE.search(sentence[matches[position - 1].end():match.start()]):
+                    continue  # a capital after an opening quote or a colon says nothing either ("said: ‘They ...")
                 word = match.group(0)
+                target = in_names if position in inside and word[:1].isupper() else alone
                 forms = [word] + (_LETTERS.findall(word) if not word.isalpha() else [])
                 for form in forms:
-                    counts.setdefault(_key(form), Counter())[form.replace("’", "'")] += 1
-    return {low: max(c.items(), key=lambda kv: (kv[1], kv[0].islower()))[0] for low, c in counts.items()}
+                    target.setdefault(_key(form), Counter())[form.replace("’", "'")] += 1
+            for run in runs:
+                words = [_bare(matches[i].group(0)).replace("’", "'") for i in run]
+                for start in range(len(run)):
+                    for end in range(start + 2, min(len(run), start + MAX_NAME_WORDS) + 1):
+                        part = words[start:end]
+                        if not (part[0][:1].isupper() and part[-1][:1].isupper()):
+                            continue
+                        key = " ".join(_key(w) for w in part)
+                        if run[start] == 0:
+                            opening_names[key] = (" ".join(part), part[0])
+                        else:
+                            names.setdefault(key, Counter())[" ".join(part)] += 1
+    stop_words = function_words()
+
+    def is_common(key: str) -> bool:
+        return key in stop_words or key in common or any(form.islower() for form in alone.get(key, ()))
+
+    casing: dict[str, str] = {}
+    for key in set(alone) | set(in_names):
+        votes = Counter(alone.get(key, {}))
+        if not is_common(key):
+            votes.update(in_names.get(key, {}))
+        if votes:
+            casing[key] = max(votes.items(), key=lambda kv: (kv[1], kv[0].islower()))[0]
+    for key, counts in names.items():
+        casing[key] = max(counts.items(), key=lambda kv: (kv[1], kv[0]))[0]
+    for key, (name, first) in opening_names.items():
+        # A sentence's first word is in the name only when it is no common word ("PGA Tour", not "The Bar").
+        if key not in casing and not is_common(_key(first)):
+            casing[key] = name
+    return casing
 
 
 def truecase(sentence: str, casing: dict[str, str]) -> str:
-    """The sentence with each word in its casing in ``casing`` (unknown words lower case, "i" as "I"),
-    its first letter and that of every sentence in it upper case."""
+    """The sentence with each name and word in its casing in ``casing`` (names first, the longest that
+    fits; unknown words lower case, "i" as "I"), its first letter and that of every sentence in it upper case."""
 
-    def word_case(match: re.Match) -> str:
-        word = match.group(0)
+    def word_case(word: str) -> str:
         whole = casing.get(_key(word))
         if whole is not None:
             return _same_apostrophes(whole, word)
         return _LETTERS.sub(lambda m: casing.get(m.group(0).lower(), "I" if m.group(0).lower() == "i" else m.group(0).lower()), word)
 
-    out = _CASED_WORD.sub(word_case, sentence)
+    matches = list(_CASED_WORD.finditer(sentence))
+    cased: list[str | None] = [None] * len(matches)
+    index = 0
+    while index < len(matches):
+        for size in range(min(MAX_NAME_WORDS, len(matches) - index), 1, -1):
+            group = matches[index:index + size]
+            if any(sentence[a.end():b.start()] != " " for a, b in zip(group, group[1:])):
+                continue
+            name = casing.get(" ".join(_key(_bare(m.group(0))) for m in group))
+            if name is None or len(name.split(" ")) != size:
+                continue
+            for offset, (form, match) in enumerate(zip(name.split(" "), group)):
+                word = match.group(0)
+                cased[index + offset] = _same_apostrophes(form, _bare(word)) + word[len(_bare(word)):]
+            index += size
+            break
+        else:
+            index += 1
+    parts: list[str] = []
+    last = 0
+    for match, name_form in zip(matches, cased):
+        parts.append(sentence[last:match.start()])
+        parts.append(name_form if name_form is not None else word_case(match.group(0)))
+        last = match.end()
+    parts.append(sentence[last:])
+    out = "".join(parts)
     return "".join(_capitalize_first(part) for part in re.split(f"({_SENTENCE_BREAK.pattern})", out))
 
 

@@ -35,7 +35,8 @@ from tests.factories import make_campaign, make_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
 
-TRAPS = {"F0": "The city council of Greenvale approved a new budget on Monday.", "F1": "The city council did not approve a new budget."}
+# The factual trap restates the article's first sentence (a verbatim copy is never shown: a reader spots it).
+TRAPS = {"F0": "Greenvale's city council approved a new budget.", "F1": "The city council did not approve a new budget."}
 
 
 def answers_for(assignment: Assignment, *, trap_right: bool = True, seconds: float = 5.0, factual: bool = True) -> dict:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from annotate.frank.page import choose_traps, present_page, repeats_visible
 from annotate.presentation import detokenize, style_like
 from benchmarks.trap_style_auc import (
@@ -71,10 +73,30 @@ def test_summary_like_article_sentences_become_factual_copy_traps_once(db):
     from annotate.models import Trap
     from tests.factories import make_campaign, make_document
 
+    from tests.factories import ARTICLE
+
     campaign = make_campaign(trap_rate=1.0)
-    document = make_document(campaign, summaries=[["The council of Greenvale approved a budget on Monday."]], traps={"F1": "Carter did not say it."})
+    article = ["The city council of Greenvale, a town of 20,000 people, approved a new budget on Monday.", *ARTICLE[1:]]
+    document = make_document(campaign, article=article, summaries=[["The council of Greenvale approved a budget on Monday."]],
+                             traps={"F1": "Carter did not say it."})
     for seed in range(3):
         build_layout(document, 1.0, random.Random(seed))
+    # The summary-like sentences, restated so that none is a sentence of the article (a reader would spot a
+    # copy); those with nothing to leave out ("Carter said she expects the schools to open in 2026.") are no trap.
     copies = Trap.objects.filter(document=document, code="F0")
-    assert 1 <= copies.count() <= 4 and all(t.expected_factual and t.text in document.sentences for t in copies)
-    assert copies.first().text == "The city council of Greenvale approved a new budget on Monday."  # the most summary-like
+    assert [(t.text, t.expected_factual) for t in copies] == [("The city council of Greenvale approved a new budget on Monday.", True)]
+    assert not set(copies.values_list("text", flat=True)) & set(document.sentences)
+
+
+@pytest.mark.parametrize("sentence, restated", [
+    ("Gary Locke, 39, will be confirmed as Kilmarnock manager on Friday.", "Gary Locke will be confirmed as Kilmarnock manager on Friday."),
+    ("Mayor Helen Carter, who was elected in 2019, said the budget includes money for three new schools.",
+     "Mayor Helen Carter said the budget includes money for three new schools."),
+    ("On Thursday, the 39-year-old paid tribute to the players at the club.", "The 39-year-old paid tribute to the players at the club."),
+    ("The city council of Greenvale approved a new budget on Monday.", None),  # nothing can go
+    ("He met Helen Carter, the mayor.", None),  # too short once restated
+])
+def test_a_copied_sentence_is_restated_as_a_shorter_sentence_it_entails(sentence, restated):
+    from annotate.frank.traps import restate
+
+    assert restate(sentence) == restated

@@ -175,3 +175,17 @@ def test_entity_question_options_leave_out_garbled_phrases():
 
     options = _clear_options(["the blonde Filipino' Ms Moon", "type 2 diabetes", "Helen Carter", '"It\'s a brilliant', "a very long noun phrase of many words"])
     assert options == ["Helen Carter", "type 2 diabetes"]
+
+
+@pytest.mark.parametrize("option, shown", [
+    ("the Sunday Times", "Sunday Times"), ("Helen Carter", "Helen Carter"), ("University of Sheffield", "University of Sheffield"),
+    ("2014 World Cup", "2014 World Cup"),
+    ("Exercise", None),  # the article writes "exercise": a common word
+    ("Det", None), ("VAT", None),  # abbreviations a reader cannot place
+    ("royal bank of scotland", None), ("veterans", None), ("306million Without", None),
+])
+def test_reading_check_options_are_names_a_reader_recognises(option, shown):
+    from annotate.frank.entities import recognisable
+
+    article = "Helen Carter said the exercise at the University of Sheffield was like the 2014 World Cup, the Sunday Times said."
+    assert recognisable(option, article) == shown

@@ -115,7 +115,8 @@ def test_a_layout_with_a_trap_the_page_does_not_know_is_shown_from_the_database(
     extra = Trap.objects.create(document=document, code="F1", text="The council did not approve the budget.", expected_factual=False, expected_category="RelE")
     layout["summaries"][0]["trap"] = extra.pk
     data = task_page_data(Assignment(pk=1, item=item, layout=layout), 2)
-    assert data["summaries"][0]["sentences"][-1]["text"].lower().startswith("the council did not approve the budget")
+    shown_at = layout["summaries"][0].get("trap_at", -1)  # in place of a sentence, or after the last one
+    assert data["summaries"][0]["sentences"][shown_at]["text"].lower().startswith("the council did not approve the budget")
 
 
 def test_prepare_pages_command(settings):

@@ -160,3 +160,22 @@ def test_presenting_twice_changes_nothing(records):
 def test_mojibake_of_any_corpus_is_repaired_for_the_reader(stored, shown):
     assert present(stored) == shown
     assert present(present(stored)) == shown
+
+
+def test_truecasing_keeps_names_whole_and_never_capitalises_a_common_word_for_a_name_it_is_part_of():
+    article = ["Crowds marked Anzac Day in Wellington.", "Officers from Somerset Police said the Royal Bank of Scotland shut.",
+               "PGA Tour star Rickie Fowler won.", "A man from New York met Gary Locke.", "Locke said the mood was good."]
+    casing = casing_map(article, common={"police", "day"})
+    shown = present_summary(["a day of celebrations marked anzac day .", "a police officer said the royal bank of scotland shut .",
+                             "pga tour star rickie fowler won .", "a new york judge met locke and gary locke ."], casing)
+    assert shown == ["A day of celebrations marked Anzac Day.", "A police officer said the Royal Bank of Scotland shut.",
+                     "PGA Tour star Rickie Fowler won.", "A New York judge met Locke and Gary Locke."]
+    # Without the corpus's word the article alone cannot tell "Police" from a name; with it, it can.
+    assert present_summary(["a police officer came ."], casing_map(article)) == ["A Police officer came."]
+
+
+def test_the_corpus_casing_model_knows_common_words_from_cased_texts_only():
+    from annotate.presentation import common_words
+
+    found = common_words(["The police said on Friday the day was over.", "Police said the police came.", "all lower case police police"])
+    assert {"police", "said", "the"} <= found and "friday" not in found and "day" not in found  # "day" once: too little

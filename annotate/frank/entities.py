@@ -7,11 +7,17 @@ spaCy (the article's entities, the pool of absent ones) is computed once per doc
 """
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
+from django.core.cache import cache
+
+from annotate import presentation
 from annotate.models import Document
 from annotate.nlp import named_entities
 
@@ -31,8 +37,58 @@ def _clear_options(entities: list[str]) -> list[str]:
     return sorted(clear, key=lambda e: not e[:1].isupper())
 
 
-# Named-entity kinds a reader can tell were or were not mentioned (not numbers, dates or quantities).
-ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW")
+# Named-entity kinds a reader can tell were or were not mentioned (not numbers, dates or quantities, nor
+# nationalities and groups: "British" is an adjective a reader does not recall as a mention).
+ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW")
+
+_LEADING_ARTICLE = re.compile(r"^(?:the|a|an)\s+")
+# Small words inside a name ("University of Sheffield", "Marks & Spencer").
+_NAME_JOINERS = frozenset({"of", "the", "and", "&", "de", "du", "da", "del", "der", "la", "le", "van", "von", "for", "on", "upon"})
+#: Letters a one-word option needs: shorter ones are abbreviations a reader cannot place ("Det", "VAT").
+MIN_ONE_WORD_LETTERS = 4
+
+
+def recognisable(option: str, article: str) -> str | None:
+    """``option`` as a reader recognises a name, or None: without the article spaCy takes into the entity
+    ("the Sunday Times" -> "Sunday Times"); every word capitalised, a number or a joiner ("of"); one word only
+    when it is no abbreviation (``MIN_ONE_WORD_LETTERS``), no function word, and not a word ``article`` (its
+    text) writes in lower case ("Exercise", "Family": common words, not names)."""
+    from annotate.presentation import function_words
+
+    name = _LEADING_ARTICLE.sub("", option.strip())
+    words = name.split()
+    if not words or not (words[0][:1].isupper() or words[0].isdigit()):
+        return None
+    if not all(w[:1].isupper() or w.isdigit() or w in _NAME_JOINERS for w in words):
+        return None
+    if not any(w[:1].isupper() and any(ch.islower() for ch in w) or len(w) >= MIN_ONE_WORD_LETTERS and w.isupper() for w in words):
+        return None  # numbers and joiners only, or short capitals only ("UK US")
+    if len(words) == 1:
+        if sum(ch.isalpha() for ch in name) < MIN_ONE_WORD_LETTERS or name.lower() in function_words():
+            return None
+        if name.lower() in _lower_case_words(article):
+            return None
+    return name
+
+
+@lru_cache(maxsize=64)
+def _lower_case_words(article: str) -> frozenset[str]:
+    """The words ``article`` writes in lower case (asked once per option: kept for the few articles at hand)."""
+    return frozenset(re.findall(r"(?<![\w-])[a-z][a-z'-]*(?![\w-])", article))
+
+
+# Kinds whose one-word names are names a reader places ("Locke", "Tokyo"); one-word organisations, works and
+# events are mostly common words in capitals ("Family", "Parliament", "Frozen") that only their own article
+# shows in lower case, and an absent option comes from another article.
+ONE_WORD_KINDS = ("PERSON", "GPE", "LOC")
+
+
+def _fits_kind(name: str, kind: str) -> bool:
+    return kind in ONE_WORD_KINDS or " " in name
+
+
+def _recognisable_names(names: Iterable[str], article: str) -> list[str]:
+    return list(dict.fromkeys(r for r in (recognisable(n, article) for n in names) if r))
 ENTITY_POOL_KEY = "entity_pool"
 ENTITY_POOL_OTHERS = 40  # other documents of the campaign sampled for absent entities
 
@@ -70,11 +126,14 @@ def _pool(
     """The pool of ``document`` from its entities, those of (up to ``ENTITY_POOL_OTHERS``) other articles and
     the kinds spaCy gives its negative entity."""
     text = document.text.lower()
+    # A one-word name the campaign's articles mostly write in lower case is a common word spaCy took for a
+    # name ("Remain", "Media"): the reader of another article could not tell it was not mentioned.
+    common = campaign_common_words(document.campaign_id)
     absent: dict[str, dict[str, None]] = {}
     for other in others_present:
         for kind, names in other.items():
             for name in names:
-                if name.lower() not in text:
+                if name.lower() not in text and not (" " not in name.strip() and _LEADING_ARTICLE.sub("", name).lower() in common):
                     absent.setdefault(kind, {})[name] = None
     negative = document.negative_entity.strip()
     if negative and negative.lower() not in text:
@@ -82,6 +141,27 @@ def _pool(
             if negative in names:
                 absent.setdefault(kind, {})[negative] = None
     return {"present": present, "absent": {k: sorted(v) for k, v in absent.items()}}
+
+
+#: The casing model's rules: a change to them makes every cached model stale.
+_CASING_RULES = hashlib.sha1(Path(presentation.__file__).read_bytes()).hexdigest()[:16]
+#: Articles of a campaign read for its casing model: enough to know which words are common.
+CASING_MODEL_ARTICLES = 1000
+
+
+def campaign_common_words(campaign_id: int) -> frozenset[str]:
+    """The words the campaign's articles write in lower case more often than capitalised
+    (:func:`annotate.presentation.common_words` of up to ``CASING_MODEL_ARTICLES`` of them, in import order):
+    what truecasing knows beyond one article. Kept in the cache while the campaign's documents and the
+    presentation rules stay the same."""
+    documents = Document.objects.filter(campaign_id=campaign_id)
+    key = f"frank:common-words:{campaign_id}:{documents.count()}:{_CASING_RULES}"
+    found = cache.get(key)
+    if found is None:
+        texts = documents.order_by("id").values_list("text", flat=True)[:CASING_MODEL_ARTICLES]
+        found = sorted(presentation.common_words(texts.iterator(chunk_size=200)))
+        cache.set(key, found, 7 * 24 * 3600)
+    return frozenset(found)
 
 
 def entity_pool(document: Document) -> dict[str, dict[str, list[str]]]:
@@ -145,7 +225,14 @@ def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, 
     """Two entities of the article and one absent entity of the same kind as one of them (random per
     worker among what the article allows); None when the article has no such pair."""
     pool = entity_pool(document)
-    present, absent = pool["present"], pool["absent"]
+    text, lower_text = document.text, document.text.lower()
+    # Names as the reader sees them: an option in the article is written there so (case and all), one that is
+    # not is nowhere in it (pools stored before these rules are filtered the same way).
+    present = {k: [n for n in _recognisable_names(names, text) if n in text and _fits_kind(n, k)]
+               for k, names in pool["present"].items() if k in ENTITY_KINDS}
+    absent = {k: [n for n in _recognisable_names(names, text) if n.lower() not in lower_text and _fits_kind(n, k)]
+              for k, names in pool["absent"].items() if k in ENTITY_KINDS}
+    present = {k: names for k, names in present.items() if names}
     kinds = sorted(k for k in present if absent.get(k))
     if not kinds:
         return None
@@ -177,13 +264,15 @@ def entity_question(document: Document, rng: random.Random) -> dict[str, Any] | 
         return typed
     text = document.text.lower()
     candidates = [e.strip() for e in dict.fromkeys(document.entities or []) if isinstance(e, str)]
-    present = _clear_options([e for e in candidates if e.lower() in text])
+    present = [e for e in _recognisable_names(_clear_options(candidates), document.text) if e in document.text]
     if len(present) < 2:
-        present = _clear_options([e for e in named_entities(document.text) if e.lower() in text])
-    negative = document.negative_entity.strip()
+        present = [e for e in _recognisable_names(_clear_options(named_entities(document.text)), document.text) if e in document.text]
+    negative = recognisable(document.negative_entity, document.text) or ""
     if not negative or negative.lower() in text:
         others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).values_list("entities", flat=True)
-        pool = sorted(set(_clear_options([e.strip() for ents in others for e in (ents or []) if isinstance(e, str) and e.lower() not in text])))
+        pool = sorted(set(_recognisable_names(_clear_options(
+            [e.strip() for ents in others for e in (ents or []) if isinstance(e, str)]), document.text)) - {""})
+        pool = [e for e in pool if e.lower() not in text]
         negative = rng.choice(pool) if pool else ""
     if len(present) < 2 or not negative:
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -148,16 +148,17 @@ def place_traps(
 def present_page(
     article: Sequence[str], summaries: Sequence[Sequence[str]], trap_texts: Sequence[str | None], relevant_k: int,
     *, relevance: Callable[[Sequence[str], Sequence[str], int], list[list[int]]] = relevant_sentences,
-    trap_at: Sequence[int | None] | None = None,
+    trap_at: Sequence[int | None] | None = None, common: Collection[str] = frozenset(),
 ) -> tuple[list[str], list[list[dict[str, Any]]]]:
     """The article sentences and, per summary, ``[{"text", "relevant"}]`` exactly as the page shows them.
 
     ``trap_texts[i]`` (or None) takes the place of sentence ``trap_at[i]`` of summary ``i`` (appended when
     ``trap_at`` or its entry is None: pages laid out before traps replaced sentences), in that summary's
-    style. ``relevance`` picks the underlined article sentences (the task page passes its cached variant).
+    style. ``relevance`` picks the underlined article sentences (the task page passes its cached variant);
+    ``common``: the campaign's common words, for truecasing (``annotate.frank.prepared.campaign_common_words``).
     """
     shown_article = present_article(article)
-    casing = casing_map(shown_article)
+    casing = casing_map(shown_article, common)
     pages = []
     for i, (sentences, trap) in enumerate(zip(summaries, trap_texts)):
         shown = present_summary(sentences, casing)

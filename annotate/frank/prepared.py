@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from django.db import transaction
 from annotate import presentation
 from annotate.frank import page as page_rules
 from annotate.frank import relevance
-from annotate.frank.entities import entity_pool, prepare_entity_pools
+from annotate.frank.entities import campaign_common_words, entity_pool, prepare_entity_pools
 from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
 from annotate.nlp import split_sentences
 from annotate.services.control_items import record_overlaps
@@ -51,10 +51,13 @@ def task_summaries(summaries: Sequence[Summary]) -> list[Summary]:
     return systems or originals
 
 
-def compute_page(article: Sequence[str], summaries: Sequence[tuple[int, list[str]]], traps: Sequence[Trap]) -> dict[str, Any]:
-    """The stored page of one document (no database): ``summaries`` are ``(id, raw sentences)`` in task order."""
+def compute_page(
+    article: Sequence[str], summaries: Sequence[tuple[int, list[str]]], traps: Sequence[Trap], common: Collection[str] = frozenset(),
+) -> dict[str, Any]:
+    """The stored page of one document (no database): ``summaries`` are ``(id, raw sentences)`` in task order,
+    ``common`` the campaign's common words (:func:`campaign_common_words`)."""
     shown_article = presentation.present_article(article)
-    casing = presentation.casing_map(shown_article)
+    casing = presentation.casing_map(shown_article, common)
     shown_summaries = [presentation.present_summary(raw, casing) for _, raw in summaries]
     # A trap is shown styled like its summary; styling changes case and final punctuation only, which the
     # relevance rule ignores, so its ranking is that of the detokenised trap.
@@ -92,11 +95,12 @@ def similarity_lookup(page: dict[str, Any]) -> Callable[[str, str], float]:
 
 
 def _ensure_traps(document: Document, summaries: list[Summary], bump_edits: Sequence[tuple[Summary, str, str]] = ()) -> None:
-    from annotate.frank.traps import add_bump_edit_traps, add_copy_traps, generate_traps
+    from annotate.frank.traps import add_bump_edit_traps, add_copy_traps, generate_traps, restate_copy_traps
 
     if not document.traps.exists():
         generate_traps(document)
     add_copy_traps(document, [s for summary in task_summaries(summaries) for s in summary_sentences(summary)])
+    restate_copy_traps(document, document.sentences or split_sentences(document.text))
     # Human minimal edits of the same article from BUMP campaigns (new accepted ones join on the next preparation).
     add_bump_edit_traps(document, bump_edits)
 
@@ -121,6 +125,7 @@ def prepare_documents(
     for summary in Summary.objects.filter(document_id__in=ids).order_by("id"):
         by_document[summary.document_id].append(summary)
     bump_edits = bump_edit_trap_candidates(documents)
+    common = campaign_common_words(documents[0].campaign_id)
     rows = []
     with transaction.atomic():
         for document in documents:
@@ -131,7 +136,7 @@ def prepare_documents(
             summaries = [(s.pk, summary_sentences(s)) for s in task_summaries(by_document[document.pk])]
             article = document.sentences or split_sentences(document.text)
             # Retired traps (weight 0: taken from an edit no longer accepted) are no longer shown.
-            data = compute_page(article, summaries, list(document.traps.filter(weight__gt=0).order_by("id")))
+            data = compute_page(article, summaries, list(document.traps.filter(weight__gt=0).order_by("id")), common)
             rows.append(DocumentPage(document=document, version=VERSION, data=data))
         # The traps' word overlap with the article, kept with them: the quality score is balanced within its bands.
         record_overlaps(documents[0].campaign, ids)

@@ -20,7 +20,7 @@ from annotate.frank import page_cache
 from annotate.frank.entities import entity_question
 from annotate.frank.importer import import_frank
 from annotate.frank.page import place_traps, present_page
-from annotate.frank.prepared import prepared_page, similarity_lookup, summary_sentences
+from annotate.frank.prepared import campaign_common_words, prepared_page, similarity_lookup, summary_sentences
 from annotate.frank.qualification import (
     campaign_gold_documents,
     parse_qualification_form,
@@ -321,6 +321,7 @@ def _task_page_data_from_database(assignment: Assignment, relevant_k: int) -> di
         relevant_k,
         relevance=page_cache.relevant_sentences,  # cached per distinct input
         trap_at=[_row_sentences(row)[1] for row in layout["summaries"]],
+        common=campaign_common_words(document.campaign_id),
     )
     return _page_data(assignment, layout, shown_article, pages)
 

@@ -91,6 +91,86 @@ def scramble(sentence: str, rng: random.Random) -> str:
     return text[:1].upper() + text[1:].lower() + "."
 
 
+# Parts of a sentence that can go without making it say anything the full sentence does not: what hangs on
+# the main verb before the subject ("On Monday, ...") or after a closing comma ("..., which reduced services").
+_DROPPABLE_OPENING = {"prep", "advmod", "npadvmod"}
+_DROPPABLE_CLOSING = {"advcl", "prep", "npadvmod", "acl", "relcl", "advmod"}
+
+
+def restate(sentence: str) -> str | None:
+    """A shorter sentence that the given one entails, so a factual trap copied from the article is not one of
+    its sentences (a reader spots a verbatim copy): appositives and relative clauses between commas ("Gary
+    Locke, 39, will ..."; "..., who ..., said"), an opening adverbial ("On Monday, ...") or a closing clause
+    after a comma left out. None when the sentence has none of them or fewer than ``MIN_WORDS`` words would
+    be left."""
+    from annotate.presentation import present
+
+    doc = get_nlp(disable=TRAPS_DISABLED)(present(sentence))
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return None
+
+    def after_comma(token) -> bool:
+        return token.left_edge.i > 0 and doc[token.left_edge.i - 1].text == ","
+
+    drop: set[int] = set()
+    for token in doc:
+        if token.dep_ in ("appos", "relcl") and after_comma(token):
+            end = token.right_edge.i
+            closing_comma = end + 1 < len(doc) and doc[end + 1].text == ","
+            drop.update(range(token.left_edge.i - 1, end + 1 + closing_comma))
+    for child in root.children:
+        end = child.right_edge.i
+        if child.dep_ in _DROPPABLE_OPENING and child.left_edge.i == 0 and end + 1 < root.i and doc[end + 1].text == ",":
+            drop.update(range(0, end + 2))
+    if not drop:
+        closing = next((c for c in root.children if c.i > root.i and c.dep_ in _DROPPABLE_CLOSING and after_comma(c)
+                        and c.right_edge.i >= len(doc) - 2), None)
+        if closing is not None:
+            drop.update(range(closing.left_edge.i - 1, closing.right_edge.i + 1))
+    if not drop or root.i in drop:
+        return None
+    # A word glued to a dropped comma ("Locke, 39, will") gets the space the comma had.
+    kept = "".join(t.text + (t.whitespace_ or (" " if t.i + 1 in drop else "")) for t in doc if t.i not in drop)
+    kept = re.sub(r"\s+([,.;:!?])", r"\1", kept)
+    kept = re.sub(r",\s*(?=[,.;:!?]|$)", "", kept.strip()).strip(" ,")
+    final = doc.text.rstrip()[-1:]
+    if final in ".!?" and not kept.endswith((".", "!", "?")):
+        kept += final
+    if len(kept.split()) < MIN_WORDS:
+        return None
+    return kept[:1].upper() + kept[1:]
+
+
+def restate_copy_traps(document: Document, article_sentences: Sequence[str]) -> None:
+    """No trap is shown as a sentence of its article: each F0 trap that is one (up to case, spacing and
+    punctuation: FRANK ships them so, :func:`add_copy_traps` and :func:`generate_traps` copy them) is
+    restated (:func:`restate`); one that cannot be, and an error trap that is one, is retired, like a trap
+    from a withdrawn edit: deleted
+    when nobody answered it, else kept with weight 0 (its answers stay as history, off the pages and scores).
+    An answered trap keeps its text (its answers judged that text): its restatement is a new trap."""
+    sentences = {_norm(s) for s in article_sentences}
+    label = TRAP_LABELS["F0"]
+    for trap in document.traps.filter(weight__gt=0).order_by("id"):
+        if _norm(trap.text) not in sentences:
+            continue
+        # An error trap the article states word for word (a pronoun swap that gives another of its sentences)
+        # has a wrong label: retired, never restated.
+        shorter = restate(trap.text) if trap.code == "F0" else None
+        if shorter is not None and _norm(shorter) in sentences:
+            shorter = None
+        answered = trap.answers.exists()
+        if shorter is not None and not answered:
+            Trap.objects.filter(pk=trap.pk).update(text=shorter)
+            continue
+        if answered:
+            Trap.objects.filter(pk=trap.pk).update(weight=0.0)
+        else:
+            trap.delete()
+        if shorter is not None:
+            Trap.objects.create(document=document, code="F0", text=shorter, expected_factual=label[0], expected_category=label[1] or "")
+
+
 COPY_TRAPS_FLAG = "copy_traps_added"
 
 
