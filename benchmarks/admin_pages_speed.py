@@ -14,8 +14,10 @@ judgements). Then, with the broker as in production (``REDIS_URL``; no worker co
 * **figures stored**: the cache cleared, the figures computed by a worker after the last change (the worker's
   part runs in this process first, timed);
 
-and each page's query count. Each time is the best of ``--repeat`` runs. At commit 30db528 (before the pages
-read stored figures) the pages computed their figures in the request: that code prints one line per page.
+and each page's query count. Each time is the best of ``--repeat`` runs. Before the pages read stored figures
+(commit 30db528) they computed them in the request: on this campaign, cold, the campaign page took 23.1 s (32
+queries), the dashboard 161 s (43 queries) and the report API answered 202 in 0.4 s, on a 2-core machine with
+a load of 7 to 10; this script, on the same machine and load, printed 0.3 s, 0.1-0.2 s and 0.1-0.2 s.
 """
 from __future__ import annotations
 
