@@ -6,7 +6,7 @@ dashboard and the report API, as an admin opens them after the data changed.
 
 Imports FRANK (the shared data, else the committed subset) into campaign ``bench-admin-pages`` once, with
 ROUGE and BLEU against the references stored as scores and a crowd of ``--workers`` people who judged every
-sentence of every summary three times (so the label models have FRANK-sized work: tens of thousands of
+sentence of every summary three times (so the label models have FRANK-sized work: about 15,000
 judgements). Then, with the broker as in production (``REDIS_URL``; no worker consumes here), prints per page:
 
 * **nothing stored**: the cache cleared and the stored figures dropped (the first view right after a change,
