@@ -41,6 +41,7 @@ CONFORMANCE = [
     "response_schema_conformance",
 ]
 DATA_CHECKS = ["positive_data_acceptance", "negative_data_rejection"]
+REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "413", "414", "415", "422", "428", "429"]
 #: The token's DELETE would turn the rest of the run into 401s.
 EXCLUDED = ["--exclude-path", "/api/auth/token/", "--exclude-method", "DELETE"]
 
@@ -115,6 +116,8 @@ def config_file(seeded: dict, path: Path) -> Path:
         "[parameters]\n"
         '"path.slug" = { dictionary = "slugs", probability = 0.9 }\n'
         '"path.id" = { dictionary = "ids", probability = 0.8 }\n'
+        # A request line beyond gunicorn's limit is refused by the web server (414), before Django reads it.
+        "[checks.negative_data_rejection]\nexpected-statuses = " + json.dumps(REFUSALS) + "\n"
     )
     return path
 

@@ -157,6 +157,7 @@ def test_schema_states_the_constraints_the_server_enforces(campaign, admin_clien
     for query in ("factual=true", "factual=0", "reveal_workers=1", "reveal_workers=false"):
         assert admin_client.get(f"/api/campaigns/frank-api/judgements/?{query}").status_code == 200, query
     assert "414" in schema["paths"]["/api/campaigns/{slug}/scores/"]["get"]["responses"]
+    assert _parameter(schema, "/api/campaigns/{slug}/judgements/", "get", "system")["minLength"] == 1
 
     # NUL, which PostgreSQL text cannot hold, is refused anywhere and every free-text string says so.
     name = components["CampaignRequest"]["properties"]["name"]

@@ -134,7 +134,8 @@ def _forbid_nul(schema: dict) -> None:
 
 
 def state_text_constraints(result, generator, request, public):
-    """Free-text strings (bodies, query and path parameters) may not contain NUL: say so in the schema."""
+    """Free-text strings (bodies, query and path parameters) may not contain NUL, and query options may not be
+    empty: say so in the schema."""
     for component in result.get("components", {}).get("schemas", {}).values():
         _forbid_nul(component)
     for path_item in result.get("paths", {}).values():
@@ -142,4 +143,8 @@ def state_text_constraints(result, generator, request, public):
             if isinstance(operation, dict):
                 for parameter in operation.get("parameters", []):
                     _forbid_nul(parameter.get("schema"))
+                    # An empty query option is refused (leave it out for the default: annotate.api.query_options).
+                    schema = parameter.get("schema") or {}
+                    if parameter.get("in") == "query" and schema.get("type") == "string" and "enum" not in schema:
+                        schema.setdefault("minLength", 1)
     return result
