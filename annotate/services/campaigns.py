@@ -36,7 +36,8 @@ class CampaignNotReady(CampaignStateError):
 
     def __init__(self, action: str, problems: list) -> None:
         self.problems = problems
-        super().__init__(f"cannot {action} the campaign yet: " + "; ".join(f"{p.title}: {p.detail}" for p in problems))
+        # Each detail is a sentence of its own; joined with "; " its full stop would read ".;".
+        super().__init__(f"cannot {action} the campaign yet: " + "; ".join(f"{p.title}: {p.detail.rstrip('.')}" for p in problems) + ".")
 
 
 def campaign_setting_problems(kind: str, values: Mapping[str, object]) -> dict[str, str]:
