@@ -357,7 +357,11 @@ def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
     assert not BonusEntry.objects.filter(worker=bot).exclude(reason="pay per item").exists()
     # Every submission has its refusal on record: a bonus refused, or, for the one that got the bot blocked
     # (its traps alone can score it low enough), pay and bonus refused.
-    reasons = list(PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.REFUSED).values_list("reason", flat=True))
+    refused = PayDecision.objects.filter(worker=bot, kind=PayDecisionKind.REFUSED)
+    # Pay held until the score existed is refused apart when that score gets the bot blocked (one per held item).
+    held_then_refused = list(refused.filter(key__startswith="refused:pending-pay:").values_list("reason", flat=True))
+    assert all("the worker was blocked" in r for r in held_then_refused), held_then_refused
+    reasons = list(refused.exclude(key__startswith="refused:pending-pay:").values_list("reason", flat=True))
     assert len(reasons) == run.submitted
     rules = ("traps built from the article alone do not earn a bonus", "balanced control score not known yet", "got the worker blocked")
     assert all(any(rule in r for rule in rules) for r in reasons), reasons
