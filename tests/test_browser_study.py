@@ -88,5 +88,8 @@ def test_an_admin_runs_a_study_from_an_upload_to_the_report(browser_page, live_s
         page.click("#report-link")
         page.wait_for_selector("h1")
         assert "analysis" in page.inner_text("h1")
+        # The dashboard shows the figures a worker stores after the scores arrive (never computed in the
+        # request): until then it says they are queued, and it reloads itself once they are stored.
+        page.wait_for_function("() => document.body.innerText.toLowerCase().includes('rouge')", timeout=180_000)
         assert "rouge" in page.content().lower()
     assert page.js_errors == []
