@@ -353,7 +353,8 @@ def test_traps_built_from_the_page_never_earn_a_bonus_alone(frank_dir):
     client = Client()
     client.force_login(bot.user)
     run = run_worker(client, campaign.slug, PageReadingBot(), items=15, seconds_per_sentence=6.0)
-    assert run.submitted >= 5
+    # Enough items to judge it, unless the traps already got it blocked (its traps alone can score it low).
+    assert run.submitted >= 5 or "blocked" in run.stopped, run
     assert not BonusEntry.objects.filter(worker=bot).exclude(reason="pay per item").exists()
     # Every submission has its refusal on record: a bonus refused, or, for the one that got the bot blocked
     # (its traps alone can score it low enough), pay and bonus refused.
