@@ -48,6 +48,7 @@ test: install-dev browser services
 	eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
 	export PGPASSWORD=$${PGPASSWORD:-postgres}; \
 	echo "database: $${DATABASE_URL}  broker: $${REDIS_URL}"; \
+	$(VENV)/bin/ruff check . && \
 	$(VENV)/bin/lint-imports && \
 	$(PY) -m pytest $(PYTEST_ARGS)
 

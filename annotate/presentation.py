@@ -123,9 +123,7 @@ def present(text: str) -> str:
                 token, glue = "’", True  # a plural possessive split off by tokenisation ("the players ' union")
             else:
                 token, glue_next, single_open = "‘", True, True
-        elif _CLITIC.match(token.replace("’", "'")):
-            glue = bool(out)
-        elif _CLOSING_PUNCT.match(token):
+        elif _CLITIC.match(token.replace("’", "'")) or _CLOSING_PUNCT.match(token):
             glue = bool(out)
         elif token in _OPENING_BRACKETS:
             glue_next = True

@@ -250,7 +250,7 @@ def worker_for_arrival(arrival: Arrival):
     User = get_user_model()
     # Ids are at most ID_MAX_LENGTH characters, so the username is never cut (two ids never share one).
     username = f"{arrival.provider}-{arrival.worker_id}"
-    for attempt in range(2):
+    for _attempt in range(2):
         try:
             with transaction.atomic():
                 user = User(username=username)

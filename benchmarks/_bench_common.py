@@ -281,10 +281,10 @@ def signed_in_sessions(users) -> list[str]:
     Signing 200 annotators in through the form would spend a minute of both CPUs on password hashing
     (PBKDF2) before any work; the login view itself is measured by the rate-limit tests, not here.
     """
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from importlib import import_module
 
     from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
 
     SessionStore = import_module(settings.SESSION_ENGINE).SessionStore
 

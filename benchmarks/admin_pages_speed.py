@@ -28,13 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 # The report benchmark sets Django up from the environment and finds the FRANK data as this one needs.
-from benchmarks.report_speed import frank_dir
-
 from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import Campaign, MetricScore, SentenceJudgement, Summary
+from benchmarks.report_speed import frank_dir
 
 SLUG = "bench-admin-pages"
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import numpy as np
+import pandas as pd
 
-from metrics_service.stats import unified_taxonomy  # noqa: E402
-from metrics_service.stats.correlation import correlation, williams_matrix  # noqa: E402
-from metrics_service.stats.significance import bootstrap_difference_matrix, holm_matrix, system_level_correlation  # noqa: E402
+from metrics_service.stats import unified_taxonomy
+from metrics_service.stats.correlation import correlation, williams_matrix
+from metrics_service.stats.significance import bootstrap_difference_matrix, holm_matrix, system_level_correlation
 
 SYSTEMS = ["bart", "bert_sum", "bus", "pgn", "s2s", "BERTS2S", "PtGen", "TConvS2S", "TranS2S"]
 

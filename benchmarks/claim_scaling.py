@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._bench_common import bench_env, percentile, recreate_database, use_env_here  # noqa: E402
+from benchmarks._bench_common import bench_env, percentile, recreate_database, use_env_here
 
 REDUNDANCY = 3
 
@@ -101,7 +101,7 @@ def main() -> None:
     from django.db import connection
     from django.db.models import Count
 
-    from annotate.models import Assignment, Item, LIVE_ASSIGNMENT_STATUSES
+    from annotate.models import LIVE_ASSIGNMENT_STATUSES, Assignment, Item
     from annotate.services.assignments import request_assignment
 
     call_command("migrate", verbosity=0, interactive=False)

@@ -28,7 +28,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.coco_throughput import make_pairs, sentence  # noqa: E402
+from benchmarks.coco_throughput import make_pairs, sentence
 
 ROBERTA = {
     "large": {"hidden_size": 1024, "num_hidden_layers": 24, "num_attention_heads": 16, "intermediate_size": 4096},

@@ -36,8 +36,8 @@ django.setup()
 
 from django.contrib.auth import get_user_model
 
-from annotate.frank.exporter import stream_frank_zip
 from annotate.exporters.tabular import batched_lines, csv_lines, iter_rows, jsonl_lines
+from annotate.frank.exporter import stream_frank_zip
 from annotate.models import Campaign, Document, SentenceJudgement, Summary, Worker
 
 SLUG = "bench-export-memory"

@@ -308,6 +308,8 @@ def _pings(client) -> bool:
 
 
 def redis_outage_phase(args, env: dict[str, str], sessions: list[str]) -> dict:
+    import logging
+
     from annotate.models import (
         Assignment,
         AssignmentStatus,
@@ -320,8 +322,6 @@ def redis_outage_phase(args, env: dict[str, str], sessions: list[str]) -> dict:
     from metrics_service.models import JobStatus
     from metrics_service.services import submit_scoring_job
     from metrics_service.tasks import heal_scoring_jobs
-
-    import logging
 
     logging.getLogger("factlab.jobs").setLevel(logging.WARNING)  # show what could not be sent, and when
     port = free_port()

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._bench_common import bench_env, default_frank_dir, recreate_database, use_env_here  # noqa: E402
+from benchmarks._bench_common import bench_env, default_frank_dir, recreate_database, use_env_here
 
 REFERENCE_SCORE_METRICS = 12  # x2 sides = the 24 score keys of a BUMP Task 1 record
 FRANK_BASELINE_METRICS = ["BERTScore P Art", "BERTScore R Art", "BERTScore F1 Art", "FEQA", "QAGS", "OpenIE",
@@ -160,7 +160,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from annotate.models import Summary
-    from annotate.nlp import get_nlp, SPLIT_DISABLED
+    from annotate.nlp import SPLIT_DISABLED, get_nlp
     from annotate.services.imports import import_dataset, import_scores
 
     call_command("migrate", verbosity=0, interactive=False)

@@ -36,7 +36,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -64,7 +64,7 @@ def pass_probability(test_counts: dict[object, int], answer: Sequence[frozenset]
     programming over the labels left)."""
     labels = list(test_counts)
 
-    @lru_cache(maxsize=None)
+    @cache
     def go(position: int, left: tuple[int, ...], right: int) -> float:
         if right + (len(answer) - position) < needed:
             return 0.0
@@ -101,7 +101,7 @@ def frank() -> Protocol:
 
     pool = Counter(k.category for k in content.QUALIFICATION_POOL)
     factual = content.QUALIFICATION_FACTUAL_PER_TEST
-    test_counts: dict[object, int] = {None: factual, **{c: 1 for c in CODES}}
+    test_counts: dict[object, int] = {None: factual, **dict.fromkeys(CODES, 1)}
     yes = frozenset({None})
     cycle = [frozenset({CODES[i], CODES[(i + 1) % len(CODES)]}) for i in range(len(CODES))]  # every category twice
     singles = [frozenset({c}) for c in CODES]
@@ -146,7 +146,7 @@ def bump_taxonomy() -> Protocol:
     pool = Counter(e.error_type for e in content.TAXONOMY_POOL)
     per = content.TAXONOMY_EDITS_PER_TYPE
     codes = content.REQUESTABLE_CODES
-    test_counts: dict[object, int] = {c: per for c in codes}
+    test_counts: dict[object, int] = dict.fromkeys(codes, per)
     one = {c: frozenset({c}) for c in codes}
     strategies = {
         f"a random arrangement of {per} of each type": [one[c] for c in codes for _ in range(per)],
@@ -172,7 +172,7 @@ def bump_accuracy() -> Protocol:
     pool = Counter(s.error_type for s in content.ACCURACY_POOL)
     accurate, per = content.ACCURACY_ACCURATE_PER_TEST, content.ACCURACY_ERRORS_PER_TYPE
     codes = content.REQUESTABLE_CODES
-    test_counts: dict[object, int] = {None: accurate, **{c: per for c in codes}}
+    test_counts: dict[object, int] = {None: accurate, **dict.fromkeys(codes, per)}
     yes = frozenset({None})
     types = [frozenset({c}) for c in codes for _ in range(per)]
     strategies = {
@@ -223,7 +223,7 @@ def baselines() -> list[Protocol]:
 
     score = float(BUMP_DEFAULTS["qualification_pass_score"])
     return [
-        fixed_key("BUMP Task 1, before (fixed key)", {c: 1 for c in content.REQUESTABLE_CODES}, score),
+        fixed_key("BUMP Task 1, before (fixed key)", dict.fromkeys(content.REQUESTABLE_CODES, 1), score),
         fixed_key("BUMP Task 2, before (fixed key)", {True: 2, False: 2}, score),
     ]
 

@@ -28,14 +28,14 @@ sys.path.insert(0, str(REPO_ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
 os.environ.setdefault("DJANGO_ALLOWED_HOSTS", "testserver,127.0.0.1,localhost")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-import numpy as np  # noqa: E402
-from django.core.cache import cache  # noqa: E402
+import numpy as np
+from django.core.cache import cache
 
-from annotate.models import Campaign, MetricScore, MetricSource, Summary  # noqa: E402
+from annotate.models import Campaign, MetricScore, MetricSource, Summary
 
 SLUG = "bench-report"
 BASELINE_COMMIT = "f662b4b"  # before the vectorised statistics: lstsq per pair, Python bootstrap loops

@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._bench_common import default_frank_dir  # noqa: E402
-from metrics_service.scorers import ScorerError, get_scorer, scorer_class  # noqa: E402
+from benchmarks._bench_common import default_frank_dir
+from metrics_service.scorers import ScorerError, get_scorer, scorer_class
 
 
 def frank_pairs(folder: Path, n: int) -> tuple[list[str], list[str], list[str]]:

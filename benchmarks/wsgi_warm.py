@@ -9,7 +9,7 @@ from django.urls import get_resolver
 from factlab.wsgi import application
 
 get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view module
-import sklearn.feature_extraction.text  # noqa: F401
+import sklearn.feature_extraction.text
 import sklearn.metrics.pairwise  # noqa: F401
 
 import annotate.frank.relevance  # noqa: F401

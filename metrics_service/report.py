@@ -29,6 +29,9 @@ from django.utils import timezone
 from annotate.frank.typology import CODES, GROUPS
 from annotate.models import Campaign, Dataset, MetricSource
 from metrics_service import selectors
+from metrics_service.label_reliability import label_aggregation_section
+from metrics_service.report_aggrefact import DEFINITIONS as AGGREFACT_DEFINITIONS
+from metrics_service.report_aggrefact import aggrefact_sections
 from metrics_service.selectors import Filters
 from metrics_service.stats import (
     balanced_accuracy_report,
@@ -45,12 +48,9 @@ from metrics_service.stats import (
 from metrics_service.stats._util import jsonable
 from metrics_service.stats.annotators import annotator_agreement
 from metrics_service.stats.correlation import SPEARMAN_DEFINITIONS
-from metrics_service.stats.minimal_pairs import AUC_REFERENCES
 from metrics_service.stats.label_aggregation import check_method, confident_summaries
 from metrics_service.stats.label_aggregation import summary_scores as aggregated_summary_scores
-from metrics_service.label_reliability import label_aggregation_section
-from metrics_service.report_aggrefact import DEFINITIONS as AGGREFACT_DEFINITIONS
-from metrics_service.report_aggrefact import aggrefact_sections
+from metrics_service.stats.minimal_pairs import AUC_REFERENCES
 from metrics_service.stored_figures import report_figures_name, store_figures
 
 # What the report says it computed (shown by the text report and the dashboard).

@@ -90,7 +90,7 @@ def build_scorer(metric: str, config: dict[str, Any] | None = None) -> Scorer:
     if config is None:
         config = {}
     if not isinstance(config, dict):
-        raise ValueError(f"config for metric {metric!r} must be an object of options, not {type(config).__name__}")  # noqa: TRY004 - one error type for every bad input
+        raise ValueError(f"config for metric {metric!r} must be an object of options, not {type(config).__name__}")
     bad_keys = [k for k in config if not isinstance(k, str) or not k]
     if bad_keys:
         raise ValueError(f"config for metric {metric!r} has invalid option names: {bad_keys!r}")
@@ -238,7 +238,7 @@ def auto_score_summaries(campaign: Campaign, summary_ids: Sequence[int]) -> list
         elif isinstance(entry, dict) and isinstance(entry.get("metric"), str):
             metric, config = entry["metric"], entry.get("config") or {}
         else:
-            raise ValueError(  # noqa: TRY004 - one error type for every bad input
+            raise ValueError(
                 f"campaign {campaign.slug!r}: auto_score_metrics entry {entry!r} is neither a metric name nor {{'metric', 'config'}}"
             )
         jobs.append(submit_scoring_job(metric=metric, config=config, campaign=campaign, summary_ids=list(summary_ids)))

@@ -50,7 +50,7 @@ def run_in_threads(targets: list[Callable[[], Any]], *, timeout: float = 60) -> 
         try:
             barrier.wait(timeout=timeout)
             results[i] = target()
-        except BaseException as exc:  # noqa: BLE001 - reported to the test
+        except BaseException as exc:
             with lock:
                 errors.append(exc)
         finally:

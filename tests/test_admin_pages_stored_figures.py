@@ -75,7 +75,7 @@ def test_admin_pages_on_frank_read_stored_figures_and_fit_nothing(client, frank_
         client.force_login(get_user_model().objects.create_user("figures-admin", is_staff=True))
 
         pages = open_pages(client)
-        for name, (response, queries) in pages.items():
+        for name, (_response, queries) in pages.items():
             assert queries < MAX_QUERIES[name], f"{name}: {queries} queries"
         assert fits.methods == [] and not CampaignFigures.objects.exists()  # nothing fitted, nothing computed
         campaign_page, dashboard, api = (pages[name][0] for name in PAGES)
@@ -97,7 +97,7 @@ def test_admin_pages_on_frank_read_stored_figures_and_fit_nothing(client, frank_
 
         cache.clear()  # cold: the pages read what the worker stored in the database
         pages = open_pages(client)
-        for name, (response, queries) in pages.items():
+        for name, (_response, queries) in pages.items():
             assert queries < MAX_QUERIES[name], f"{name}: {queries} queries"
         assert fits.methods == []
         campaign_page, dashboard, api = (pages[name][0] for name in PAGES)
@@ -133,10 +133,9 @@ def test_a_burst_of_changes_queues_one_computation_and_a_rolled_back_one_none(dj
     campaign = make_campaign()
     with broker(redis_db=DB) as url:
         queue = redis.Redis.from_url(url)
-        with django_capture_on_commit_callbacks(execute=True):
-            with pytest.raises(RuntimeError), transaction.atomic():
-                schedule_figures(campaign)
-                raise RuntimeError("the change is rolled back")
+        with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+            schedule_figures(campaign)
+            raise RuntimeError("the change is rolled back")
         assert queued_tasks(queue, "reports") == [] and figures_job(campaign) is None
         with django_capture_on_commit_callbacks(execute=True):
             for _ in range(5):  # submissions in a burst, each committed

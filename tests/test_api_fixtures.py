@@ -131,7 +131,7 @@ def campaign(db, researcher, annotator):
     bart = summaries[("doc-cnn", "bart")]
     edited = Summary.objects.create(document=docs[0], system="human-edit", text="Lyon beat Paris.", sentences=["Lyon beat Paris."], edited_from=bart)
     Edit.objects.create(worker=workers[0], source_summary=bart, edited_summary=edited, requested_error_type="EntE", text="Lyon beat Paris.", word_distance=2)
-    for (doc_id, system), summary in summaries.items():
+    for (_doc_id, system), summary in summaries.items():
         MetricScore.objects.create(summary=summary, metric="rouge2", value=0.25 if system == "bart" else 0.5)
     BonusEntry.objects.create(key="b1", worker=workers[0], campaign=camp, amount=Decimal("1.50"), reason="item bonus")
     BonusEntry.objects.create(key="b2", worker=workers[0], campaign=camp, amount=Decimal("2.00"), reason="item bonus")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     AssignmentStatus,
     BonusEntry,
@@ -17,14 +18,13 @@ from annotate.models import (
     ReviewStatus,
     Summary,
 )
+from annotate.presentation import detokenize
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.bump.services import create_bump_campaign
 from annotate.services.imports import import_dataset
 from annotate.services.participation import get_participation, record_qualification
 from tests.browser import live_login
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 from tests.test_bump_views import qualification_answers
-from annotate.presentation import detokenize
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 PASSWORD = "pw-factlab-1"

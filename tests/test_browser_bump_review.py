@@ -6,11 +6,11 @@ from decimal import Decimal
 
 import pytest
 
+from annotate.bump.services import create_bump_campaign
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import BonusEntry, CampaignKind, Edit, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
-from annotate.bump.services import create_bump_campaign
 from tests.browser import live_login
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from annotate.bump import content as bump_content
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump import lexicon
+from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.edits import (
     clean_edit,
     comparable,

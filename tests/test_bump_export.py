@@ -7,11 +7,11 @@ import pytest
 from django.core.management import call_command
 
 from annotate.bump.exporter import iter_bump_records
+from annotate.bump.review import make_reviewer, review_edit
+from annotate.bump.services import create_bump_campaign
 from annotate.models import Campaign, CampaignKind, Edit, MetricScore, Summary
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.bump.services import create_bump_campaign
 from annotate.services.imports import import_dataset
-from annotate.bump.review import make_reviewer, review_edit
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db

@@ -16,11 +16,11 @@ from annotate.bump.edits import (
 )
 from annotate.bump.protocol import count_sentences
 from annotate.bump.review import make_reviewer, review_edit, undo_review
+from annotate.bump.services import create_bump_campaign
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import BonusEntry, CampaignKind, Edit, Participation, PayDecision, PayDecisionKind, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv, worker_total
-from annotate.bump.services import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 from annotate.services.pay_rules import release_held_pay
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify

@@ -7,6 +7,9 @@ import pytest
 from django.core.management import call_command
 
 from annotate.bump import content as bump_content
+from annotate.bump.protocol import qualification_test
+from annotate.bump.review import make_reviewer
+from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     Assignment,
     Campaign,
@@ -17,10 +20,7 @@ from annotate.models import (
     QualificationStatus,
     Summary,
 )
-from annotate.bump.services import create_bump_campaign
 from annotate.services.participation import get_participation
-from annotate.bump.protocol import qualification_test
-from annotate.bump.review import make_reviewer
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db

@@ -5,6 +5,10 @@ from decimal import Decimal
 
 import pytest
 
+from annotate.bump.protocol import checkpoint_matches, new_checkpoint_code
+from annotate.bump.review import complete_expert_item, make_reviewer, review_edit
+from annotate.bump.selectors import exportable_pairs, open_expert_items
+from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -17,17 +21,13 @@ from annotate.models import (
     ReviewStatus,
     Summary,
 )
-from annotate.bump.protocol import checkpoint_matches, new_checkpoint_code
-from annotate.bump.selectors import exportable_pairs, open_expert_items
 from annotate.services.assignments import request_assignment, submit_assignment
-from annotate.bump.services import create_bump_campaign
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 from annotate.services.participation import (
     eligibility_problem,
     get_participation,
     record_qualification,
 )
-from annotate.bump.review import complete_expert_item, make_reviewer, review_edit
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db

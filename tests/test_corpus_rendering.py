@@ -19,7 +19,6 @@ from __future__ import annotations
 import random
 import re
 from collections import Counter
-from pathlib import Path
 
 import ftfy.badness
 import pytest
@@ -99,9 +98,8 @@ def recognisable_option(option: str, article: str, words: CorpusWords) -> bool:
         return False  # "royal bank of scotland", "the Sunday Times", "veterans"
     if option.lower() in article.lower() and option not in article:
         return False
-    if len(option.split()) == 1 and (words.common(option) or sum(ch.isalpha() for ch in option) < 4):
-        return False  # "Exercise", "Det", "VAT"
-    return True
+    # on its own, neither a common word ("Exercise") nor an abbreviation ("Det", "VAT")
+    return not (len(option.split()) == 1 and (words.common(option) or sum(ch.isalpha() for ch in option) < 4))
 
 
 class Findings:

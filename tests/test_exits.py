@@ -8,8 +8,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotate.models import CampaignKind, Participation, QualificationStatus, Worker
 from annotate.bump.services import create_bump_campaign
+from annotate.models import CampaignKind, Participation, QualificationStatus, Worker
 from tests.factories import make_campaign, make_document
 from tests.test_crowd_identity import an_ip, mturk_url, prolific_url, submit_current, uid
 

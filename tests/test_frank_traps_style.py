@@ -71,9 +71,7 @@ def _style_only(X, y, groups):
 def test_summary_like_article_sentences_become_factual_copy_traps_once(db):
     from annotate.frank.protocol import build_layout
     from annotate.models import Trap
-    from tests.factories import make_campaign, make_document
-
-    from tests.factories import ARTICLE
+    from tests.factories import ARTICLE, make_campaign, make_document
 
     campaign = make_campaign(trap_rate=1.0)
     article = ["The city council of Greenvale, a town of 20,000 people, approved a new budget on Monday.", *ARTICLE[1:]]

@@ -7,8 +7,10 @@ import pytest
 from django.test import RequestFactory
 
 from annotate.frank import content as frank_content
-from annotate.models import SentenceJudgement, Trap
 from annotate.frank.protocol import score_qualification, tutorial_feedback
+from annotate.frank.relevance import relevant_sentences
+from annotate.frank.traps import generate_traps, negate, scramble, swap_pronouns
+from annotate.models import SentenceJudgement, Trap
 from annotate.providers import (
     ArrivalError,
     CrowdProgress,
@@ -16,10 +18,8 @@ from annotate.providers import (
     ProlificProvider,
     detect_provider,
 )
-from annotate.frank.relevance import relevant_sentences
 from annotate.selectors import majority, summary_factuality
 from annotate.services.errors import InvalidSubmission
-from annotate.frank.traps import generate_traps, negate, scramble, swap_pronouns
 from tests.factories import make_campaign, make_document, make_worker
 
 

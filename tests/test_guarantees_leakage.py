@@ -211,8 +211,8 @@ def test_bump_pages_carry_no_qualification_key():
     """BUMP Task 1 (which edit has which error type) and Task 2 (which summary is accurate, and its error type)
     keys stay on the server."""
     from annotate.bump import content as bump_content
-    from annotate.models import CampaignKind, CampaignStatus
     from annotate.bump.services import create_bump_campaign
+    from annotate.models import CampaignKind, CampaignStatus
     from tests.factories import make_bump_document
 
     task1 = create_bump_campaign("leak-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)

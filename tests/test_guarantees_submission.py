@@ -276,8 +276,8 @@ def test_acknowledged_submission_is_committed_before_the_response(monkeypatch):
 
 
 def _bump_task():
-    from annotate.models import CampaignKind, CampaignStatus
     from annotate.bump.services import create_bump_campaign
+    from annotate.models import CampaignKind, CampaignStatus
     from tests.factories import make_bump_document
 
     campaign = create_bump_campaign(

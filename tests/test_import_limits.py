@@ -17,9 +17,9 @@ from django.core.files.base import ContentFile
 from django.db import connection
 from django.utils import timezone
 
-from annotate.services.import_jobs import execute_import_job, purge_import_uploads
 from annotate.importers.base import ImportFailed
 from annotate.models import Campaign, Document, ImportJob, ImportStatus, Summary
+from annotate.services.import_jobs import execute_import_job, purge_import_uploads
 from annotate.services.imports import import_dataset, import_scores
 from tests.celery_helpers import worker_database_url
 from tests.conftest import REPO_ROOT
@@ -294,7 +294,7 @@ def test_uploads_are_deleted_after_success_and_failed_ones_after_the_retention(t
 
 
 def test_one_run_names_every_wrong_record_and_stores_nothing(tmp_path, settings, client):
-    good = lambda k: {**DOC, "id": f"d{k}"}  # noqa: E731
+    good = lambda k: {**DOC, "id": f"d{k}"}
     lines = [
         good(1),
         {"id": "d2", "summaries": []},  # no text

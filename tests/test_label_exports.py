@@ -28,9 +28,9 @@ def test_exports_and_participations_carry_posteriors_after_a_refit(campaign, res
     assert before and all(r["label_posterior"] is None for r in before)  # nothing fitted yet: empty, not invented
 
     state = refit_campaign_labels(campaign)
-    labels = {(l.summary_id, l.sentence_index): l for l in SentenceLabel.objects.filter(summary__document__campaign=campaign)}
+    labels = {(label.summary_id, label.sentence_index): label for label in SentenceLabel.objects.filter(summary__document__campaign=campaign)}
     assert state["sentences"] == len(labels) > 0
-    assert all(0.0 <= l.posterior_low <= l.posterior <= l.posterior_high <= 1.0 and l.method == campaign.label_model for l in labels.values())
+    assert all(0.0 <= label.posterior_low <= label.posterior <= label.posterior_high <= 1.0 and label.method == campaign.label_model for label in labels.values())
 
     rows = [json.loads(x) for x in _body(researcher_client.get(f"{C}/export/?format=jsonl&rows=judgements")).decode().splitlines()]
     assert len(rows) == SentenceJudgement.objects.filter(summary__document__campaign=campaign).count()

@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 
 from annotate.request_limits import json_too_deep
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 from tests.test_api_fixtures import client_for
 
 pytestmark = pytest.mark.django_db

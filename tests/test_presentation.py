@@ -41,9 +41,8 @@ def artefacts(text: str) -> list[str]:
 def source_spaces_kept(raw: str, shown: str) -> bool:
     """Every quote attached to its word in an untokenised source keeps the space before it ("said: 'On")."""
     for token in raw.split()[1:]:
-        if len(token) > 1 and token[0] in QUOTE_CHARS and token[1].isalnum():
-            if " " + present(token) not in shown:
-                return False
+        if len(token) > 1 and token[0] in QUOTE_CHARS and token[1].isalnum() and " " + present(token) not in shown:
+            return False
     return True
 
 

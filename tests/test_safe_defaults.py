@@ -17,7 +17,7 @@ from rest_framework.test import APIClient
 
 from annotate.exporters.pseudonyms import worker_pseudonym
 from tests.conftest import REPO_ROOT
-from tests.test_api_fixtures import *  # noqa: F403
+from tests.test_api_fixtures import *
 
 SHOW = "import django, json; django.setup(); from django.conf import settings as s; print(json.dumps({'debug': s.DEBUG, 'key': s.SECRET_KEY}))"
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 from annotate.frank import page_cache
 from annotate.importers import store as store_module
 from annotate.importers.base import ImportFailed
-from annotate.models import Assignment, AssignmentStatus, Item, LIVE_ASSIGNMENT_STATUSES, MetricScore, Summary
+from annotate.models import LIVE_ASSIGNMENT_STATUSES, Assignment, AssignmentStatus, Item, MetricScore, Summary
 from annotate.services.assignments import expire_stale_assignments, release_assignment, request_assignment
 from annotate.services.imports import import_dataset, import_scores
 from annotate.services.participation import block_participation, get_participation

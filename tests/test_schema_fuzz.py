@@ -13,7 +13,6 @@ import pytest
 import schemathesis
 from django.db import transaction
 from hypothesis import HealthCheck, settings
-
 from schemathesis.checks import (
     content_type_conformance,
     not_a_server_error,

@@ -31,8 +31,8 @@ from metrics_service.services import (
     job_progress,
     process_chunk,
     requeue_stale_chunks,
-    retry_scoring_job,
     resolve_references,
+    retry_scoring_job,
     submit_scoring_job,
 )
 from tests.celery_helpers import TEST_SCORERS

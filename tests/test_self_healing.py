@@ -20,8 +20,8 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from annotate.services.import_jobs import dispatch_import_job
 from annotate.models import Assignment, AssignmentStatus, Campaign, ImportJob, ImportStatus, Summary
+from annotate.services.import_jobs import dispatch_import_job
 from annotate.tasks import expire_stale_assignments, heal_import_jobs
 from factlab.jobs import SCORING_CHUNK_LOCK, broker_available, is_running
 from metrics_service.models import ChunkStatus, JobStatus
@@ -143,7 +143,7 @@ def test_the_beat_schedule_covers_every_healing_task(settings):
 
     app.loader.import_default_modules()
     assert tasks <= set(app.tasks)
-    assert settings.FACTLAB_SCORING_STALE_SECONDS == settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    assert settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] == settings.FACTLAB_SCORING_STALE_SECONDS
 
 
 # --- Redis down: a separate process whose Redis address answers nothing

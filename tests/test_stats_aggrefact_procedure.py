@@ -158,7 +158,7 @@ def test_the_threshold_search_is_strict_over_the_percentile_grid_and_last_best_w
     # a score equal to the threshold is predicted inconsistent under "strictly above"
     threshold = aggrefact_threshold([0.5, 0.5, 0.9], [False, False, True])
     assert threshold == pytest.approx(paper_threshold([0.5, 0.5, 0.9], [0, 0, 1]))
-    assert not (0.5 > threshold) or threshold < 0.5
+    assert not (threshold < 0.5) or threshold < 0.5
 
 
 def test_the_platform_procedure_stays_available_by_name(generated):

@@ -1,7 +1,7 @@
 """django-filter filter sets of the list endpoints (query parameters documented in the schema)."""
 from __future__ import annotations
 
-from datetime import timezone as dt_timezone
+from datetime import UTC
 
 import django_filters as df
 from django import forms
@@ -16,7 +16,6 @@ from django.db.models import (
     Value,
     When,
 )
-
 from drf_spectacular.utils import extend_schema_field
 
 from annotate.api.query_options import DatasetFilter
@@ -120,7 +119,7 @@ class _UtcIsoDateTimeField(df.fields.IsoDateTimeField):
         if parsed is None or parsed.tzinfo is None:
             return parsed
         try:
-            return parsed.astimezone(dt_timezone.utc)
+            return parsed.astimezone(UTC)
         except (OverflowError, ValueError) as exc:
             raise ValidationError("date-time out of range", code="invalid") from exc
 

@@ -29,8 +29,7 @@ EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 
 # Function words tell nothing about where an inserted fact came from.
 _STOPWORDS = frozenset(
-    "a an the of in on at to for from by with and or but is was were are be been has have had it its this that "
-    "these those as not no he she they his her their him them we our you your i".split()
+    ["a", "an", "the", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or", "but", "is", "was", "were", "are", "be", "been", "has", "have", "had", "it", "its", "this", "that", "these", "those", "as", "not", "no", "he", "she", "they", "his", "her", "their", "him", "them", "we", "our", "you", "your", "i"]
 )
 _PUNCT = re.compile(r"^\W+|\W+$")
 # A split clitic ("could n't", "Locke 's") belongs to the word before it.
@@ -311,7 +310,7 @@ def word_diff(reference: str, edited: str) -> list[tuple[str, str]]:
     [('equal', 'made by'), ('delete', 'Merck'), ('insert', 'Pfizer'), ('equal', 'on Thursday')]
     """
     a, b = tokens(reference), tokens(edited)
-    ops = [(op, a[i] if op == DELETE or op == EQUAL else b[j]) for op, i, j in _aligned_ops(a, b)]
+    ops = [(op, a[i] if op in (DELETE, EQUAL) else b[j]) for op, i, j in _aligned_ops(a, b)]
     # Group runs: deletes of a changed span before its inserts, then join tokens of the same op.
     grouped: list[tuple[str, list[str]]] = []
     pending_del: list[str] = []

@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from annotate.bump import taxonomy as bump_taxonomy
-from annotate.models import Campaign, MetricScore, Summary
 from annotate.bump.selectors import exportable_pairs
+from annotate.models import Campaign, MetricScore, Summary
 
 BATCH = 200
 

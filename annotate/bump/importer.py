@@ -10,12 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from annotate.bump import taxonomy as bump_taxonomy
-from annotate.models import Dataset
-
 from annotate.importers.base import RecordReader, batched, every, iter_json_array
 from annotate.importers.scores import METRIC_BOUND
 from annotate.importers.store import Store
-
+from annotate.models import Dataset
 
 # Records per spaCy and database batch.
 BATCH = 256

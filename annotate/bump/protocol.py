@@ -19,12 +19,12 @@ from django.db import transaction
 
 from annotate.bump import content as bump_content
 from annotate.bump import edits
-from annotate.importers.sniff import Recognition, Sample
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.importer import import_bump
 from annotate.exporters.streams import stream_json_array
+from annotate.importers.sniff import Recognition, Sample
 from annotate.models import (
     Assignment,
     Campaign,
@@ -153,7 +153,7 @@ def recognize_bump(sample: Sample) -> Recognition | None:
     """BUMP's task files, and which task: Task 1 asked for one given error type (its records carry the
     reviewed ``corrected_error_type`` and type names such as "Extrinsic Entity Error"); Task 2 let the annotator
     introduce any error and name it afterwards (no ``corrected_error_type``)."""
-    if sample.shape != "json-array" or not BUMP_FIELDS <= sample.keys:
+    if sample.shape != "json-array" or not sample.keys >= BUMP_FIELDS:
         return None
     task1 = "corrected_error_type" in sample.keys or all(
         str(r.get("error_type", "")).strip().lower().endswith("error") for r in sample.records if r.get("error_type"))

@@ -46,7 +46,7 @@ def review_queue(campaign: Campaign, *, status: str = ReviewStatus.PENDING, revi
 
 def review_history(campaign: Campaign, worker_ids: list[int]) -> dict[int, dict[str, int]]:
     """Per worker: how many of their edits in the campaign are pending, accepted, corrected, rejected."""
-    history: dict[int, dict[str, int]] = {w: {s: 0 for s in ReviewStatus.values} for w in worker_ids}
+    history: dict[int, dict[str, int]] = {w: dict.fromkeys(ReviewStatus.values, 0) for w in worker_ids}
     rows = (
         Edit.objects.filter(source_summary__document__campaign=campaign, is_not_applicable=False, worker_id__in=worker_ids)
         .values("worker_id", "review_status").annotate(n=Count("id"))

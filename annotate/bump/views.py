@@ -17,15 +17,14 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump import edits
-from annotate.models import Campaign, CampaignKind
+from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.protocol import shown_reference, task_page_data
+from annotate.bump.review import complete_expert_item, is_reviewer, review_edit, undo_review
 from annotate.bump.selectors import open_expert_items, review_history, review_queue, reviewed_edits
 from annotate.exporters.pseudonyms import worker_pseudonym
+from annotate.models import Campaign, CampaignKind
 from annotate.services.errors import WorkflowError
-from annotate.bump.review import complete_expert_item, is_reviewer, review_edit, undo_review
-
 from annotate.views.common import claim_assignment
 from annotate.views.tasks import family_campaign
 

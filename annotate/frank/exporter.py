@@ -35,13 +35,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from annotate.aggregation import frank_scores
+from annotate.exporters.pseudonyms import WorkerNamer
 from annotate.exporters.streams import stream_json_array
+from annotate.exporters.tabular import ExportFilters, campaign_judgements, filter_by_document
 from annotate.frank.article_files import article_member
 from annotate.frank.typology import data_file_key
 from annotate.models import Campaign, Dataset, Document, MetricScore, SentenceLabel, Summary, Trap, TrapSource
-
-from annotate.exporters.pseudonyms import WorkerNamer
-from annotate.exporters.tabular import ExportFilters, campaign_judgements, filter_by_document
 
 BATCH = 500
 FRANK_DATASET_NAMES = {Dataset.CNNDM: "cnndm", Dataset.XSUM: "bbc", Dataset.OTHER: "other"}
@@ -215,7 +214,7 @@ def iter_article_records(
             record: dict[str, Any] = {
                 "hash": d["external_id"], "id": (d["metadata"] or {}).get("frank_id", ""), "url": d["url"],
                 "article": d["text"], "article_lines": list(d["sentences"] or []),
-                "entity_counter": {entity: 1 for entity in d["entities"] or []}, "model_names": [],
+                "entity_counter": dict.fromkeys(d["entities"] or [], 1), "model_names": [],
             }
             for s in summaries.get(d["pk"], []):
                 key = "Gold" if s["is_reference"] else s["system"]

@@ -20,11 +20,10 @@ from pathlib import Path
 
 from annotate.frank import typology as frank_typology
 from annotate.frank.article_files import article_stem
-from annotate.models import Dataset, Split, Summary
-
 from annotate.importers.base import ImportFailed, RecordReader, iter_json_array, load_json_file
 from annotate.importers.limits import PATH_ID, safe_extract_zip
 from annotate.importers.store import Store
+from annotate.models import Dataset, Split, Summary
 
 DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM, "other": Dataset.OTHER}
 SENTENCE_FILE = "human_annotations_sentence.json"
@@ -154,7 +153,7 @@ def _import_frank_article(
                 f"the article file has no '{model}_lines' for model {model!r}", path=annotations_path, record=index, field="model_name"
             )
         scores = {}
-        for key, value in record.record.items():
+        for key in record.record:
             if key in SCORE_KEYS_SKIPPED:
                 continue
             scores[key] = record.number(key, low=0.0, high=1.0)  # FRANK's human scores are shares of annotators

@@ -11,6 +11,8 @@ from annotate.models import AssignmentStatus, Participation, Worker
 from annotate.services.errors import AssignmentClosed, InvalidSubmission
 from annotate.services.participation import (
     READING_CHECK_FAILURES_TO_SCREEN_OUT as ENTITY_FAILURES_TO_BLOCK,
+)
+from annotate.services.participation import (
     block_participation,
     require_eligible,
 )

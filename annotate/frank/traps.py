@@ -122,7 +122,7 @@ def restate(sentence: str) -> str | None:
     for child in root.children:
         end = child.right_edge.i
         if child.dep_ in _DROPPABLE_OPENING and child.left_edge.i == 0 and end + 1 < root.i and doc[end + 1].text == ",":
-            drop.update(range(0, end + 2))
+            drop.update(range(end + 2))
     if not drop:
         closing = next((c for c in root.children if c.i > root.i and c.dep_ in _DROPPABLE_CLOSING and after_comma(c)
                         and c.right_edge.i >= len(doc) - 2), None)

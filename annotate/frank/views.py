@@ -15,21 +15,20 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.frank import content as frank_content
-from annotate.frank.typology import CATEGORIES
-from annotate.models import Assignment, Campaign, CampaignStatus
-from annotate.frank.services import check_entity_answer
 from annotate.frank.protocol import (
     build_layout,
     task_page_data,
     tutorial_feedback,
 )
+from annotate.frank.services import check_entity_answer
+from annotate.frank.typology import CATEGORIES
+from annotate.models import Assignment, Campaign, CampaignStatus
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     eligibility_problem,
     get_participation,
     mark_tutorial_done,
 )
-
 from annotate.views.common import claim_assignment, worker_for_user
 from annotate.views.tasks import error_response, family_campaign, json_body
 

@@ -251,7 +251,7 @@ def import_llm_aggrefact(store: Store, paths: list[Path], progress: Callable[[in
         file_split = _split_from_name(path)
         for batch in batched(_llm_rows(path), BATCH):
             yield store.problems.parse_each(
-                batch, lambda pair: _parse_claim(RecordReader(pair[1], path=path, index=pair[0]), file_split),  # noqa: B023 (used at once)
+                batch, lambda pair: _parse_claim(RecordReader(pair[1], path=path, index=pair[0]), file_split),
             )
 
     def write(r: dict, seen: _Seen) -> Document:

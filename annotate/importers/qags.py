@@ -20,7 +20,6 @@ from annotate.models import Dataset
 from .base import ImportFailed, RecordReader, iter_json_lines
 from .store import Store
 
-
 DATASET_ALIASES = {"cnndm": Dataset.CNNDM, "cnn_dm": Dataset.CNNDM, "cnn": Dataset.CNNDM, "xsum": Dataset.XSUM, "bbc": Dataset.XSUM}
 
 

@@ -17,7 +17,6 @@ from decimal import Decimal
 
 from django.db.models import F, Q, QuerySet, Sum
 
-from annotate.safe_csv import SafeCsvWriter
 from annotate.models import (
     Assignment,
     BonusEntry,
@@ -26,10 +25,12 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import protocol_for
+from annotate.safe_csv import SafeCsvWriter
 
 from .ledger import add_ledger_entry
 from .participation import reading_check_screen_outs
 from .pay_rules import defer_pay, judge_submission
+
 
 def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
     """Record pay and bonuses earned by one submitted assignment. Returns the keys written now."""

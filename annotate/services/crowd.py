@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from annotate.models import Campaign, CrowdEvent, CrowdEventKind, Worker
 
-
 #: A refusal repeated by the same address for the same id is stored once per this many seconds, so that a
 #: flood of bad requests cannot fill the events table.
 EVENT_REPEAT_SECONDS = 600

@@ -10,7 +10,6 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from annotate.protocols import protocol_for
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -21,6 +20,7 @@ from annotate.models import (
     QualificationStatus,
     Worker,
 )
+from annotate.protocols import protocol_for
 from annotate.ratelimits import network_key
 
 from .errors import NotEligible

@@ -40,7 +40,6 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, protocol_for
-from annotate.ratelimits import ip_key
 from annotate.providers import (
     Arrival,
     ArrivalError,
@@ -51,6 +50,7 @@ from annotate.providers import (
     provider_named,
     worker_for_arrival,
 )
+from annotate.ratelimits import ip_key
 from annotate.services.assignments import (
     current_assignment,
     record_external_assignment_id,

@@ -10,10 +10,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotate.safe_csv import SafeCsvWriter
 from annotate.models import Campaign, CampaignStatus, Participation, SentenceJudgement
 from annotate.protocols import protocol_for
 from annotate.providers import study_links
+from annotate.safe_csv import SafeCsvWriter
 from annotate.selectors import campaign_progress, worker_table
 from annotate.services.bonuses import PAYMENT_FORMATS, ledger_csv
 from annotate.services.campaigns import (

@@ -72,7 +72,7 @@ def resolve_local_dir(name_or_path: str | os.PathLike, what: str = "model") -> s
 
     try:
         return snapshot_download(name, local_files_only=True)
-    except Exception:  # noqa: BLE001, S110 - any failure means "not cached"; the hub is tried next
+    except Exception:
         pass
     if hub_offline():
         raise ScorerError(

@@ -38,9 +38,9 @@ from .resampling import bootstrap_counts, percentile_interval
 # AggreFact's system categories; names are matched case-insensitively. FRANK's ``bus`` is Bottom-Up
 # (Gehrmann et al. 2018), an LSTM pointer-generator with content selection, so it is OLD like ``bottomup``.
 SYSTEM_CATEGORIES: dict[str, str] = {
-    **{name: "SOTA" for name in ("bart", "pegasus", "t5", "bart-large", "bart_large")},
-    **{name: "XFORMER" for name in ("bert_sum", "bertsum", "berts2s", "trans2s", "transformer")},
-    **{name: "OLD" for name in ("pgn", "s2s", "ptgen", "tconvs2s", "pointer-generator", "seq2seq", "bus", "bottomup", "bottom_up")},
+    **dict.fromkeys(("bart", "pegasus", "t5", "bart-large", "bart_large"), "SOTA"),
+    **dict.fromkeys(("bert_sum", "bertsum", "berts2s", "trans2s", "transformer"), "XFORMER"),
+    **dict.fromkeys(("pgn", "s2s", "ptgen", "tconvs2s", "pointer-generator", "seq2seq", "bus", "bottomup", "bottom_up"), "OLD"),
 }
 CATEGORY_ORDER = ("SOTA", "XFORMER", "OLD", "other")
 

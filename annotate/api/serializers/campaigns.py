@@ -10,8 +10,8 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from annotate.models import Campaign
-from annotate.services.campaign_settings import NON_FIELD, campaign_settings_errors
 from annotate.providers import study_links
+from annotate.services.campaign_settings import NON_FIELD, campaign_settings_errors
 
 M2M_FIELDS = ("researchers", "reviewers")
 

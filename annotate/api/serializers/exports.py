@@ -4,9 +4,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotate.api.query_options import DatasetChoiceField
-from annotate.protocols import export_formats, export_parts
 from annotate.exporters.tabular import ANNOTATORS, ROW_KINDS, WORKER_STATUSES
-
+from annotate.protocols import export_formats, export_parts
 
 #: What ``rows`` takes, stated in the schema as it is checked: row kinds separated by commas, nothing else.
 ROWS_PATTERN = "^({kinds})(,({kinds}))*$".format(kinds="|".join(ROW_KINDS))

@@ -6,7 +6,6 @@ from rest_framework import serializers
 from annotate.api.query_options import DatasetChoiceField
 
 
-
 class ScoringJobCreateSerializer(serializers.Serializer):
     metric = serializers.CharField(max_length=50, help_text="Scorer name, e.g. rouge, bleu, meteor, bertscore, coco.")
     config = serializers.DictField(required=False, default=dict, help_text="Scorer configuration (see the scorer's docs).")

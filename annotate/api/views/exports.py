@@ -16,9 +16,9 @@ from rest_framework.views import APIView
 from annotate.api import serializers
 from annotate.api.permissions import is_admin
 from annotate.api.views.base import SLUG, CampaignScoped
-from annotate.protocols import format_misfit, protocol_for
 from annotate.exporters.tabular import ROW_KINDS, ExportFilters, batched_lines, csv_lines, iter_rows, jsonl_lines
 from annotate.models import Campaign
+from annotate.protocols import format_misfit, protocol_for
 
 if TYPE_CHECKING:
     from annotate.exporters.parquet import Table
