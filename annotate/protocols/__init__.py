@@ -11,7 +11,7 @@ from functools import cache
 
 from annotate.kinds import PROTOCOLS
 
-from .base import DatasetFormat, ExportStream, Protocol, QualificationForm, SubmissionResult
+from .base import DatasetFormat, ExportStream, GoldTally, Protocol, QualificationForm, SubmissionResult
 
 #: Export formats every campaign has (rows of judgements, edits and scores); protocols add their own.
 SHARED_EXPORT_FORMATS = ("jsonl", "csv", "parquet")
@@ -81,6 +81,6 @@ def formats_for(kind: str) -> list[str]:
 
 
 __all__ = [
-    "PROTOCOLS", "DatasetFormat", "ExportStream", "Protocol", "QualificationForm", "SubmissionResult",
+    "PROTOCOLS", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "SubmissionResult",
     "all_protocols", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from annotate.models import (
@@ -58,6 +59,36 @@ class DatasetFormat:
     #: Whether a sample of a file looks like this format, and why (``annotate.importers.sniff``); None: never
     #: recognised from content, only chosen by name.
     recognize: Callable[..., Any] | None = None
+
+
+@dataclass(frozen=True)
+class GoldTally:
+    """How a worker's answers on gold of one class scored: ``correct`` of ``total`` right, whatever the answer's
+    shape (a sentence's yes/no, a span, a rating). What the shared balanced score, control items, blocking, pay
+    holds and bonuses are computed from (``annotate.services.quality``).
+
+    The class is binary: ``expected_factual`` True for gold that says the text is right as it stands, False for
+    gold that says it holds an error; the balanced score averages the share right over the two.
+
+    Examples
+    --------
+    >>> GoldTally(expected_factual=False, correct=3, total=4).wrong
+    1
+    """
+
+    expected_factual: bool
+    correct: int
+    total: int
+    #: The gold was published (e.g. with a benchmark): a worker may hold it without reading.
+    public: bool = False
+    #: The stratum the score is balanced within (data set and word-overlap band for sentences, e.g. "cnndm/3").
+    stratum: str = ""
+    #: When the answers were submitted (the most recent checks decide too).
+    at: datetime | None = None
+
+    @property
+    def wrong(self) -> int:
+        return self.total - self.correct
 
 
 @dataclass(frozen=True)
@@ -162,6 +193,31 @@ class Protocol(ABC):
         """Why the pay per item of this submission waits for a later decision on the work (the protocol then
         settles it with ``annotate.services.pay_rules.settle_deferred_pay``), or None: paid at submission."""
         return None
+
+    # ------------------------------------------------------------------ gold and quality
+    # Control items, the balanced quality score, blocking, pay holds and bonuses are shared; they ask the
+    # protocol what gold it has and how its answers score against it, so they work for any answer shape.
+    # Defaults: a protocol without gold (nothing is a control item, nothing is scored but traps).
+
+    def import_gold(self, campaign: Campaign) -> int:
+        """Store the gold that data of this protocol's import formats implies, in ``campaign`` (whatever its
+        kind: a campaign may hold data of another protocol's format); gold already set is kept. Called for
+        every registered protocol, in registry order, inside one transaction
+        (``annotate.services.gold.gold_from_imported_labels``). Returns how many gold rows were added."""
+        return 0
+
+    def has_gold(self, campaign: Campaign) -> bool:
+        """Whether a campaign of this kind has gold its workers' answers are scored against."""
+        return False
+
+    def control_item_ids(self, campaign: Campaign, documents: list[int] | None) -> set[int]:
+        """The ids of the campaign's items (of ``documents`` only, when given) that hold gold: its control items."""
+        return set()
+
+    def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
+        """How the worker's submitted answers in ``campaign`` (submitted up to ``until``) scored against its gold,
+        as per-class counts (several tallies per class when they differ in stratum, publicity or time)."""
+        return []
 
     # ------------------------------------------------------------------ qualification
 
