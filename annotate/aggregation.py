@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from annotate.frank.typology import CODES, GROUPS, data_file_key, normalize_code
+from taxonomies.frank import CODES, GROUPS, data_file_key, normalize_code
 
 
 def codes_of(categories: Iterable[str]) -> frozenset[str]:

@@ -12,7 +12,6 @@ from typing import Any
 from django.db.models import Avg, Count, Q, Sum
 
 from annotate.aggregation import frank_scores
-from annotate.frank.typology import CODES, data_file_key
 from annotate.models import (
     LIVE_ASSIGNMENT_STATUSES,
     Assignment,
@@ -24,6 +23,7 @@ from annotate.models import (
     Participation,
     SentenceJudgement,
 )
+from taxonomies.frank import CODES, data_file_key
 
 
 def majority(votes: Iterable[bool]) -> bool:

@@ -53,7 +53,7 @@ def peak_rss_mib() -> float:
 
 def bump_file(frank_dir: Path, target: Path, articles: int = 99) -> int:
     """A Task 1 file of 7 pairs per article (one per requestable type), built from FRANK articles."""
-    from annotate.bump import taxonomy
+    from taxonomies import bump as taxonomy
 
     types = [t.code for t in taxonomy.REQUESTABLE]
     paths = sorted((frank_dir / "articles").glob("*.json"))[:articles]

@@ -96,8 +96,8 @@ def pool_key_bits(counts: Sequence[int]) -> float:
 def frank() -> Protocol:
     from annotate.frank import content
     from annotate.frank.protocol import score_qualification
-    from annotate.frank.typology import CODES
     from annotate.models import Campaign
+    from taxonomies.frank import CODES
 
     pool = Counter(k.category for k in content.QUALIFICATION_POOL)
     factual = content.QUALIFICATION_FACTUAL_PER_TEST

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from annotate.frank import typology
+from taxonomies import frank as typology
 
 MAX_SCATTER_POINTS = 3000
 

@@ -26,7 +26,6 @@ import pandas as pd
 from django.core.cache import cache
 from django.utils import timezone
 
-from annotate.frank.typology import CODES, GROUPS
 from annotate.models import Campaign, Dataset, MetricSource
 from metrics_service import selectors
 from metrics_service.label_reliability import label_aggregation_section
@@ -52,6 +51,7 @@ from metrics_service.stats.label_aggregation import check_method, confident_summ
 from metrics_service.stats.label_aggregation import summary_scores as aggregated_summary_scores
 from metrics_service.stats.minimal_pairs import AUC_REFERENCES
 from metrics_service.stored_figures import report_figures_name, store_figures
+from taxonomies.frank import CODES, GROUPS
 
 # What the report says it computed (shown by the text report and the dashboard).
 DEFINITIONS = {

@@ -32,6 +32,7 @@ from metrics_service.stats.significance import (
     holm_matrix,
     system_level_correlation,
 )
+from taxonomies import unified as unified_types
 
 # LLM-AggreFact's convention (MiniCheck's evaluation): a claim is predicted supported when the checker's
 # probability exceeds 0.5, balanced accuracy per dataset, then the unweighted mean over datasets.
@@ -84,7 +85,7 @@ def typed_summaries(human: pd.DataFrame, judgements: pd.DataFrame | None, *, cor
     else:
         frame = unified.unified_frame(human)
         source, released = "approximation", True
-    chosen = corpora if corpora is not None else (unified.PAPER_CORPORA if released else None)
+    chosen = corpora if corpora is not None else (unified_types.PAPER_CORPORA if released else None)
     if chosen is not None:
         frame = frame[human["dataset"].astype(str).isin(chosen).to_numpy()]
     return frame, {"source": source, "rule": TYPE_SOURCES[source], "corpora": list(chosen) if chosen is not None else "all"}
@@ -104,13 +105,13 @@ def unified_taxonomy_section(human: pd.DataFrame, judgements: pd.DataFrame | Non
     by_category = unified.type_distribution(frame, "category") or {}
     return {
         **made,
-        "types": list(unified.UNIFIED_TYPES),
-        "labels": unified.LABELS,
+        "types": list(unified_types.UNIFIED_TYPES),
+        "labels": unified_types.LABELS,
         "by_system_category": {c: by_category[c] for c in CATEGORY_ORDER if c in by_category},
         "by_dataset": unified.type_distribution(frame, "dataset"),
         "by_system_category_and_dataset": unified.type_distribution(frame, "category_dataset"),
-        "frank_mapping": unified.FRANK_TO_UNIFIED,
-        "bump_mapping": unified.BUMP_TO_UNIFIED,
+        "frank_mapping": unified_types.FRANK_TO_UNIFIED,
+        "bump_mapping": unified_types.BUMP_TO_UNIFIED,
     }
 
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import pandas as pd
 from django.db.models import Count, Max, Q
 
-from annotate.frank.typology import CODES, GROUPS, data_file_key
 from annotate.models import (
     Campaign,
     Document,
@@ -23,6 +22,7 @@ from annotate.models import (
     Summary,
 )
 from annotate.services.independence import copy_groups
+from taxonomies.frank import CODES, GROUPS, data_file_key
 
 SPLITS = ("all", "valid", "test")
 # Imported metrics are higher-is-better unless named here (case-insensitive): error or distance measures.

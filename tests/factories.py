@@ -5,7 +5,6 @@ from itertools import count, cycle
 
 from django.contrib.auth import get_user_model
 
-from annotate.frank.typology import TRAP_LABELS
 from annotate.models import (
     Campaign,
     CampaignKind,
@@ -20,6 +19,7 @@ from annotate.models import (
     Trap,
     Worker,
 )
+from taxonomies.frank import TRAP_LABELS
 
 _seq = count(1)
 
@@ -98,7 +98,7 @@ BUMP_REFERENCE = "The FDA approved the first Ebola vaccine , made by Merck , on 
 def make_bump_document(campaign: Campaign, *, reference: str = BUMP_REFERENCE, article: str = BUMP_ARTICLE, types: list[str] | None = None) -> Summary:
     """A BUMP article with its reference summary and the campaign's items: one per type in ``types``
     (Task 1; default all seven requestable types) or one free-style item (Task 2). Returns the reference."""
-    from annotate.bump.taxonomy import REQUESTABLE
+    from taxonomies.bump import REQUESTABLE
 
     n = next(_seq)
     document = Document.objects.create(campaign=campaign, external_id=str(1000 + n), text=article, sentences=[article])

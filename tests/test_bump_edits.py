@@ -7,7 +7,6 @@ import pytest
 
 from annotate.bump import content as bump_content
 from annotate.bump import lexicon
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.edits import (
     clean_edit,
     comparable,
@@ -19,6 +18,7 @@ from annotate.bump.edits import (
     word_edit_distance,
 )
 from annotate.presentation import present
+from taxonomies import bump as bump_taxonomy
 
 REF = "The FDA approved the first Ebola vaccine , made by Merck , on Thursday ."
 ARTICLE = "The FDA approved the vaccine made by Merck on Thursday. It was tested in Guinea in 2014."

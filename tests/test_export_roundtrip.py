@@ -193,8 +193,8 @@ def test_streamed_frank_scores_match_the_statistics_module():
     import pandas as pd
 
     from annotate.aggregation import frank_scores
-    from annotate.frank.typology import CODES, data_file_key
     from metrics_service.stats.factuality import summary_human_scores
+    from taxonomies.frank import CODES, data_file_key
 
     rng = random.Random(7)
     rows = []

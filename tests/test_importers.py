@@ -69,7 +69,7 @@ def test_bump_samples_import_pairs_and_scores(samples_dir):
     assert edited.count() == len(records)
     # Error types are normalised to taxonomy codes; corrected types are kept.
     pair = edited.get(external_id=f"bump:{records[0]['id']}")
-    from annotate.bump import taxonomy as bump_taxonomy
+    from taxonomies import bump as bump_taxonomy
 
     assert pair.requested_error_type == bump_taxonomy.normalize(records[0]["error_type"])
     assert all(e.edited_from.is_reference for e in edited)

@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from annotate.frank.typology import CODES
 from annotate.models import JudgementSource, SentenceJudgement, Summary
+from taxonomies.frank import CODES
 from tests.llm_server import llm_env, llm_server  # noqa: F401 (fixtures)
 from tests.test_api_fixtures import admin_client, admin_user  # noqa: F401 (fixtures)
 from tests.tiny_models import tiny_causal_lm_dir  # noqa: F401 (fixture)

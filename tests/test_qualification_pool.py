@@ -12,8 +12,8 @@ from annotate.frank.protocol import (
     qualification_exercise,
     tutorial_feedback,
 )
-from annotate.frank.typology import CODES
 from annotate.models import Participation, QualificationAttempt
+from taxonomies.frank import CODES
 from tests.factories import make_campaign, make_document, make_worker
 from tests.test_frank_units import key_answers
 from tests.test_frank_views import qualification_form
@@ -122,9 +122,9 @@ def test_bump_campaigns_import_their_own_pools_validated_as_a_whole(tmp_path, cl
     from annotate.bump import content as bump_content
     from annotate.bump.protocol import qualification_test
     from annotate.bump.services import create_bump_campaign
-    from annotate.bump.taxonomy import REQUESTABLE
     from annotate.models import CampaignKind, CampaignStatus
     from annotate.services.participation import get_participation
+    from taxonomies.bump import REQUESTABLE
 
     task1 = create_bump_campaign("pool-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
     task2 = create_bump_campaign("pool-t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)

@@ -148,7 +148,7 @@ def bump_tables_from_files(paths) -> dict:
     import numpy as np
     from sklearn.metrics import roc_auc_score
 
-    from annotate.bump.taxonomy import normalize
+    from taxonomies.bump import normalize
 
     pairs = [r for path in paths for r in json.loads(path.read_text())]
     metrics = sorted({k.rsplit("_", 1)[0] for r in pairs for k in r["scores"]})

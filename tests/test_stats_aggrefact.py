@@ -9,8 +9,6 @@ import statsmodels.api as sm
 from scipy import stats
 from sklearn.metrics import recall_score
 
-from annotate.bump import taxonomy as bump_taxonomy
-from annotate.frank.typology import CODES
 from metrics_service.stats import unified_taxonomy as ut
 from metrics_service.stats.correlation import correlation
 from metrics_service.stats.detection import system_category
@@ -21,6 +19,9 @@ from metrics_service.stats.significance import (
     paired_bootstrap_difference,
     system_level_correlation,
 )
+from taxonomies import bump as bump_taxonomy
+from taxonomies import unified as types
+from taxonomies.frank import CODES
 
 
 def test_bottom_up_is_an_old_lstm_system():
@@ -35,36 +36,36 @@ def test_frank_categories_map_as_the_paper_states():
         "EntE": "extrinsic_np", "OutE": "extrinsic_np", "RelE": "extrinsic_predicate", "GramE": "extrinsic_predicate",
         "CircE": "intrinsic_np", "CorefE": "intrinsic_np", "LinkE": "intrinsic_predicate", "OtherE": "intrinsic_predicate",
     }
-    assert {c: ut.frank_to_unified(c) for c in CODES} == expected
-    assert ut.frank_to_unified("PredE") == "extrinsic_predicate"  # FRANK's paper name of RelE
-    assert ut.frank_to_unified("Other") == "intrinsic_predicate"  # FRANK's data-file name of OtherE
+    assert {c: types.frank_to_unified(c) for c in CODES} == expected
+    assert types.frank_to_unified("PredE") == "extrinsic_predicate"  # FRANK's paper name of RelE
+    assert types.frank_to_unified("Other") == "intrinsic_predicate"  # FRANK's data-file name of OtherE
     with pytest.raises(ValueError, match="unknown FRANK error category"):
-        ut.frank_to_unified("NoSuchE")
+        types.frank_to_unified("NoSuchE")
 
 
 def test_every_bump_type_has_a_unified_type():
-    assert set(ut.BUMP_TO_UNIFIED) == set(bump_taxonomy.CODES)
-    assert ut.bump_to_unified("Extrinsic Entity Error") == "extrinsic_np"
-    assert ut.bump_to_unified("Intrinsic Circumstance") == "intrinsic_np"
-    assert ut.bump_to_unified("extrinsic_circumstance") == "extrinsic_np"
-    assert ut.bump_to_unified("coreference") == "intrinsic_np"
-    assert ut.bump_to_unified("Intrinsic Predicate Error") == "intrinsic_predicate"
-    assert ut.type_counts(["intrinsic_entity", "coreference", "extrinsic_predicate"]) == {
+    assert set(types.BUMP_TO_UNIFIED) == set(bump_taxonomy.CODES)
+    assert types.bump_to_unified("Extrinsic Entity Error") == "extrinsic_np"
+    assert types.bump_to_unified("Intrinsic Circumstance") == "intrinsic_np"
+    assert types.bump_to_unified("extrinsic_circumstance") == "extrinsic_np"
+    assert types.bump_to_unified("coreference") == "intrinsic_np"
+    assert types.bump_to_unified("Intrinsic Predicate Error") == "intrinsic_predicate"
+    assert types.type_counts(["intrinsic_entity", "coreference", "extrinsic_predicate"]) == {
         "intrinsic_np": 2, "intrinsic_predicate": 0, "extrinsic_np": 0, "extrinsic_predicate": 1}
 
 
 def test_summary_types_entire_sentence_and_untyped():
-    assert ut.summary_types(["EntE"], 1.0) == ()
-    assert ut.summary_types([], 0.0) == ()  # inconsistent but untyped
-    assert ut.summary_types(["EntE", "CircE"], 0.5) == ("intrinsic_np", "extrinsic_np")
+    assert types.summary_types(["EntE"], 1.0) == ()
+    assert types.summary_types([], 0.0) == ()  # inconsistent but untyped
+    assert types.summary_types(["EntE", "CircE"], 0.5) == ("intrinsic_np", "extrinsic_np")
     # the paper derives no "entire sentence" from FRANK's annotations ...
-    assert ut.summary_types(["EntE", "RelE"], 0.0) == ("extrinsic_np", "extrinsic_predicate")
+    assert types.summary_types(["EntE", "RelE"], 0.0) == ("extrinsic_np", "extrinsic_predicate")
     # ... the platform's rule is an option: no factual sentence, wrong on a noun phrase and a predicate
-    assert ut.summary_types(["EntE", "RelE"], 0.0, entire_sentence=True) == ("entire_sentence",)
+    assert types.summary_types(["EntE", "RelE"], 0.0, entire_sentence=True) == ("entire_sentence",)
     # partly factual: the constituents are kept
-    assert ut.summary_types(["EntE", "RelE"], 0.5) == ("extrinsic_np", "extrinsic_predicate")
-    assert ut.summary_types(["EntE", "OutE"], 0.0) == ("extrinsic_np",)
-    assert ut.summary_types(["extrinsic_entity", "intrinsic_predicate"], 0.0, protocol="bump", entire_sentence=True) == ("entire_sentence",)
+    assert types.summary_types(["EntE", "RelE"], 0.5) == ("extrinsic_np", "extrinsic_predicate")
+    assert types.summary_types(["EntE", "OutE"], 0.0) == ("extrinsic_np",)
+    assert types.summary_types(["extrinsic_entity", "intrinsic_predicate"], 0.0, protocol="bump", entire_sentence=True) == ("entire_sentence",)
 
 
 def _human_frame() -> pd.DataFrame:
@@ -111,7 +112,7 @@ def test_recall_by_type_matches_sklearn():
     for dataset in ("cnndm", "xsum"):
         sub = frame[(frame["dataset"] == dataset) & (frame["split"] == "test")]
         predicted_inconsistent = (sub["m"] < 0.5).astype(int)
-        for error_type in ut.UNIFIED_TYPES:
+        for error_type in types.UNIFIED_TYPES:
             mask = sub[error_type]
             cell = result["m"][dataset][error_type]
             assert cell["n"] == int(mask.sum())

@@ -9,6 +9,7 @@ from annotate.services.imports import import_dataset
 from metrics_service.report import load_analysis_data
 from metrics_service.report_aggrefact import unified_taxonomy_section
 from metrics_service.stats import unified_taxonomy as unified
+from taxonomies import unified as unified_types
 from tests.conftest import REPO_ROOT
 from tests.factories import make_worker
 
@@ -39,7 +40,7 @@ def test_types_need_more_than_one_annotator_and_frank_gives_no_entire_sentence()
         marked = {}
         for worker, categories in zip(workers, pattern, strict=True):
             for code in categories or []:
-                marked.setdefault(unified.frank_to_unified(code), set()).add(worker.pk)
+                marked.setdefault(unified_types.frank_to_unified(code), set()).add(worker.pk)
         expected[summary.pk] = {t for t, who in marked.items() if len(who) > 1}
 
     data = load_analysis_data("frank-types")
@@ -50,13 +51,13 @@ def test_types_need_more_than_one_annotator_and_frank_gives_no_entire_sentence()
 
     typed = unified.unified_frame_from_judgements(judged, data.judgements)
     for summary_id, types in expected.items():
-        got = {t for t in unified.UNIFIED_TYPES if typed.loc[summary_id, t]}
+        got = {t for t in unified_types.UNIFIED_TYPES if typed.loc[summary_id, t]}
         assert got == types, (summary_id, got, types)
     assert not typed["entire_sentence"].any()
     assert section["by_dataset"]["cnndm"]["counts"]["entire_sentence"] == 0
     # the fourth pattern is wrong everywhere with NP and predicate errors: typed by its constituents instead
     every_sentence_wrong = summaries[3].pk
-    assert {t for t in unified.CONSTITUENT_TYPES if typed.loc[every_sentence_wrong, t]} == {"extrinsic_np", "extrinsic_predicate"}
+    assert {t for t in unified_types.CONSTITUENT_TYPES if typed.loc[every_sentence_wrong, t]} == {"extrinsic_np", "extrinsic_predicate"}
     counts = section["by_dataset"]["cnndm"]["counts"]
     assert counts["extrinsic_np"] == sum("extrinsic_np" in t for t in expected.values())
     assert counts["intrinsic_np"] == sum("intrinsic_np" in t for t in expected.values())

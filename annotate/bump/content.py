@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from annotate import qualification_pool
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.presentation import present
 from annotate.qualification_pool import MaterialError, text_field
+from taxonomies import bump as bump_taxonomy
 
 REQUESTABLE_CODES: tuple[str, ...] = tuple(t.code for t in bump_taxonomy.REQUESTABLE)
 

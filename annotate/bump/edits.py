@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from annotate.bump import lexicon
-from annotate.bump import taxonomy as bump_taxonomy
+from taxonomies import bump as bump_taxonomy
 
 EQUAL, DELETE, INSERT = "equal", "delete", "insert"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.selectors import exportable_pairs
 from annotate.models import Campaign, MetricScore, Summary
+from taxonomies import bump as bump_taxonomy
 
 BATCH = 200
 

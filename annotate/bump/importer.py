@@ -9,11 +9,11 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.importers.base import RecordReader, batched, every, iter_json_array
 from annotate.importers.scores import METRIC_BOUND
 from annotate.importers.store import Store
 from annotate.models import Dataset
+from taxonomies import bump as bump_taxonomy
 
 # Records per spaCy and database batch.
 BATCH = 256

@@ -21,7 +21,6 @@ from annotate.bump import content as bump_content
 from annotate.bump import edits
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.importer import import_bump
 from annotate.exporters.streams import stream_json_array
 from annotate.importers.sniff import Recognition, Sample
@@ -44,6 +43,7 @@ from annotate.protocols.base import (
     SubmissionResult,
 )
 from annotate.services.errors import InvalidSubmission
+from taxonomies import bump as bump_taxonomy
 
 logger = logging.getLogger(__name__)
 

@@ -5,9 +5,9 @@ from typing import Any
 
 from annotate.bump import content as bump_content
 from annotate.bump import edits
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.protocols.base import QualificationForm
 from annotate.services.errors import InvalidSubmission
+from taxonomies import bump as bump_taxonomy
 
 
 def qualification_form(taxonomy: bool, test, post=None) -> QualificationForm:

@@ -10,7 +10,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.bump import edits
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.pay import settle_edit_pay
 from annotate.bump.protocol import (
     create_edited_summary,
@@ -29,6 +28,7 @@ from annotate.models import (
 from annotate.roles import REVIEWER_GROUP, can_review, make_reviewer
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
 from annotate.services.pay_rules import settle_edit_bonus
+from taxonomies import bump as bump_taxonomy
 
 REVIEW_ACTIONS = ("accept", "correct", "reject")
 __all__ = ["REVIEWER_GROUP", "REVIEW_ACTIONS", "complete_expert_item", "is_reviewer", "make_reviewer", "review_edit", "undo_review"]

@@ -18,7 +18,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.bump import edits
-from annotate.bump import taxonomy as bump_taxonomy
 from annotate.bump.protocol import shown_reference, task_page_data
 from annotate.bump.review import complete_expert_item, is_reviewer, review_edit, undo_review
 from annotate.bump.selectors import open_expert_items, review_history, review_queue, reviewed_edits
@@ -27,6 +26,7 @@ from annotate.models import Campaign, CampaignKind
 from annotate.services.errors import WorkflowError
 from annotate.views.common import claim_assignment
 from annotate.views.tasks import family_campaign
+from taxonomies import bump as bump_taxonomy
 
 REVIEW_PAGE_SIZE = 25
 

@@ -250,10 +250,11 @@ def per_summary_types(votes: list[tuple[int, int, bool, list[str]]], human_score
     From judgements (``(sentence_index, worker_id, factual, categories)``): the types more than one annotator
     marked (AggreFact's rule), when the summary is not wholly factual. Without judgements, the named
     approximation from FRANK's released summary-level category scores (a category scoring below 1)."""
-    # Imported here: pandas and the statistics load only when summary rows are exported.
+    # Imported here: pandas loads only when summary rows are exported.
     import pandas as pd
 
-    from metrics_service.stats import unified_taxonomy as unified
+    from taxonomies import unified
+    from taxonomies.frank import CODES
 
     factuality = human_scores.get("Factuality")
     if factuality is None or factuality >= 1:
@@ -271,7 +272,7 @@ def per_summary_types(votes: list[tuple[int, int, bool, list[str]]], human_score
             value = human_scores.get("Other")  # FRANK's files key the category OtherE as "Other"
         return 1.0 if value is None else value
 
-    codes = [code for code in unified.FRANK_CODES if category_score(code) < 1]
+    codes = [code for code in CODES if category_score(code) < 1]
     return list(unified.summary_types(codes, float(factuality))), "approximation"
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from annotate import qualification_pool
-from annotate.frank.typology import BY_CODE, CODES
 from annotate.presentation import article_blocks, casing_map, present_article, present_summary
 from annotate.qualification_pool import MaterialError, positive_int, text_field
+from taxonomies.frank import BY_CODE, CODES
 
 
 @dataclass(frozen=True)

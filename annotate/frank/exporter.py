@@ -39,8 +39,8 @@ from annotate.exporters.pseudonyms import WorkerNamer
 from annotate.exporters.streams import stream_json_array
 from annotate.exporters.tabular import ExportFilters, campaign_judgements, filter_by_document
 from annotate.frank.article_files import article_member
-from annotate.frank.typology import data_file_key
 from annotate.models import Campaign, Dataset, Document, MetricScore, SentenceLabel, Summary, Trap, TrapSource
+from taxonomies.frank import data_file_key
 
 BATCH = 500
 FRANK_DATASET_NAMES = {Dataset.CNNDM: "cnndm", Dataset.XSUM: "bbc", Dataset.OTHER: "other"}

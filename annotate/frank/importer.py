@@ -18,12 +18,12 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate.frank import typology as frank_typology
 from annotate.frank.article_files import article_stem
 from annotate.importers.base import ImportFailed, RecordReader, iter_json_array, load_json_file
 from annotate.importers.limits import PATH_ID, safe_extract_zip
 from annotate.importers.store import Store
 from annotate.models import Dataset, Split, Summary
+from taxonomies import frank as frank_typology
 
 DATASET_NAMES = {"cnndm": Dataset.CNNDM, "bbc": Dataset.XSUM, "xsum": Dataset.XSUM, "other": Dataset.OTHER}
 SENTENCE_FILE = "human_annotations_sentence.json"

@@ -26,12 +26,6 @@ from annotate.frank.qualification import (
     parse_qualification_form,
     qualification_rows,
 )
-from annotate.frank.typology import (
-    BY_CODE,
-    CATEGORIES,
-    CODES,
-    MAX_CATEGORIES_PER_ANSWER,
-)
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
@@ -64,6 +58,12 @@ from annotate.protocols.base import (
 from annotate.services.control_items import campaign_has_checks, sentence_page_features
 from annotate.services.errors import (
     InvalidSubmission,
+)
+from taxonomies.frank import (
+    BY_CODE,
+    CATEGORIES,
+    CODES,
+    MAX_CATEGORIES_PER_ANSWER,
 )
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Trap (control) sentences: generated with spaCy for documents that come without FRANK's, and taken from
 accepted human BUMP edits of the same article.
 
-Mechanical traps have a known label (``annotate.frank.typology.TRAP_LABELS``): a copy of an article sentence
+Mechanical traps have a known label (``taxonomies.frank.TRAP_LABELS``): a copy of an article sentence
 (F0, factual), its negation (F1, RelE), a sentence of another article (F4, OutE), a word-scrambled sentence
 (F5, GramE) and a pronoun swap (F6, CorefE). Generation is deterministic per document.
 
@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from annotate.frank.typology import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
 from annotate.models import (
     BUMP_EDIT_TRAP_CODE,
     TRAP_SOURCE_WEIGHTS,
@@ -32,6 +31,7 @@ from annotate.models import (
     TrapSource,
 )
 from annotate.nlp import TRAPS_DISABLED, get_nlp, split_sentences
+from taxonomies.frank import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
 
 MIN_WORDS, MAX_WORDS = 6, 40
 PRONOUN_SWAPS = {"he": "she", "she": "he", "him": "her", "his": "her", "her": "his", "himself": "herself", "herself": "himself"}

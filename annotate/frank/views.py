@@ -21,7 +21,6 @@ from annotate.frank.protocol import (
     tutorial_feedback,
 )
 from annotate.frank.services import check_entity_answer
-from annotate.frank.typology import CATEGORIES
 from annotate.models import Assignment, Campaign, CampaignStatus
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
@@ -31,6 +30,7 @@ from annotate.services.participation import (
 )
 from annotate.views.common import claim_assignment, worker_for_user
 from annotate.views.tasks import error_response, family_campaign, json_body
+from taxonomies.frank import CATEGORIES
 
 TUTORIAL_SESSION_KEY = "frank_tutorial_answered"
 

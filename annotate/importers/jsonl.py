@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from annotate.frank import typology as frank_typology
 from annotate.models import Dataset, Split
+from taxonomies import frank as frank_typology
 
 from .base import RecordReader, batched, every, iter_json_lines
 from .store import Store

@@ -37,7 +37,6 @@ from datetime import datetime
 
 from django.db import connection, transaction
 
-from annotate.frank.typology import BY_CODE, CODES  # a plain data module
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -58,6 +57,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.nlp import split_sentences
+from taxonomies.frank import BY_CODE, CODES  # a plain data module
 
 from .errors import InvalidSubmission
 

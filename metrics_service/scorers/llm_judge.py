@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from annotate.frank.typology import MAX_CATEGORIES_PER_ANSWER as MAX_CATEGORIES  # a plain data module
+from taxonomies.frank import MAX_CATEGORIES_PER_ANSWER as MAX_CATEGORIES  # a plain data module
 
 from .base import Scorer
 from .llm import (
@@ -236,7 +236,7 @@ class LLMFrankAnnotator(_EndpointScorer):
 
     def __init__(self, typology: Sequence[Sequence[str]] | None = None, json_schema: bool = True, **kwargs: Any):
         if typology is None:
-            from annotate.frank.typology import CATEGORIES
+            from taxonomies.frank import CATEGORIES
 
             typology = [(c.code, f"{c.name}: {c.description}") for c in CATEGORIES]
         pairs = [(str(code), str(text)) for code, text in typology]

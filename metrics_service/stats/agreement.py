@@ -31,7 +31,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
 
-from annotate.frank.typology import CODES, normalize_code
+from taxonomies.frank import CODES, normalize_code
 
 from ._util import clean_float
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from annotate.frank.typology import CODES, GROUPS, normalize_code
+from taxonomies.frank import CODES, GROUPS, normalize_code
 
 from ._util import clean_float
 

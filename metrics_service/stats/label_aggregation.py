@@ -43,7 +43,7 @@ from scipy.optimize import minimize
 from scipy.special import digamma, expit
 from scipy.stats import beta as beta_dist
 
-from annotate.frank.typology import CODES, GROUPS, normalize_code
+from taxonomies.frank import CODES, GROUPS, normalize_code
 
 from .factuality import (
     NO_ERROR,

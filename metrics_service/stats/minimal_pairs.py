@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import roc_auc_score
 
-from annotate.bump.taxonomy import BY_CODE
+from taxonomies.bump import BY_CODE
 
 from ._util import clean_float
 from .resampling import (

@@ -3,7 +3,7 @@
 Spans live on *word tokens* of the summary (:func:`word_tokens`): a span given in characters is snapped to
 the words it touches (:func:`snap`), and overlapping spans of one type merge (:func:`merge_spans`). A span
 is ``(first_token, end_token, type)`` with ``end_token`` exclusive; types are AggreFact's unified ones
-(:data:`~metrics_service.stats.unified_taxonomy.UNIFIED_TYPES`).
+(:data:`~taxonomies.unified.UNIFIED_TYPES`).
 
 An *answer* is one annotator's spans on one summary; "no error" is an answer with no span. Statistics take
 a table of answers, one row per (summary, annotator)::
@@ -30,8 +30,9 @@ from itertools import combinations
 
 import pandas as pd
 
+from taxonomies.unified import MIN_ANNOTATORS, UNIFIED_TYPES
+
 from .agreement import UNIT, krippendorff_nominal
-from .unified_taxonomy import MIN_ANNOTATORS, UNIFIED_TYPES
 
 Span = tuple[int, int, str]
 NO_ERROR = "none"

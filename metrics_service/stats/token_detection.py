@@ -21,10 +21,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from taxonomies.unified import UNIFIED_TYPES
+
 from ._util import clean_float
 from .detection import balanced_accuracy_present, best_threshold
 from .resampling import DEFAULT_RESAMPLES, DEFAULT_SEED, bootstrap_counts, percentile_interval, weighted_auc
-from .unified_taxonomy import UNIFIED_TYPES
 
 ANY_ERROR = "any_error"
 TARGETS: tuple[str, ...] = (*UNIFIED_TYPES, ANY_ERROR)

@@ -10,7 +10,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
 from metrics_service.stats import spans as S
 from metrics_service.stats.token_detection import ANY_ERROR, detection_cell, token_auc, token_detection_report
-from metrics_service.stats.unified_taxonomy import UNIFIED_TYPES
+from taxonomies.unified import UNIFIED_TYPES
 
 EXT, INT, PRED = "extrinsic_np", "intrinsic_np", "extrinsic_predicate"
 
