@@ -1,6 +1,6 @@
 """Stateful fuzzing of the REST API against its OpenAPI schema, as an admin or a researcher, over HTTP.
 
-The suite's in-process run (``tests/test_schema_fuzz.py``) gives each operation a few examples; this script
+The suite's in-process run (``tests/integration/test_schema_fuzz.py``) gives each operation a few examples; this script
 is the long run: a seeded server (gunicorn, not in debug mode) on a fresh PostgreSQL database, and
 schemathesis' four phases (examples, coverage, fuzzing, and the stateful phase that chains the API's links:
 create a campaign, then patch, import into, export and report it) for a time budget. Jobs the API starts

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's researcher walk, runnable: from the first admin to a report of one's own metric and a Parquet
-# export, with curl against a running FactLab and its Celery workers (tests/test_researcher_walk.py runs it).
+# export, with curl against a running FactLab and its Celery workers (tests/celery/test_researcher_walk.py runs it).
 #
 # Before: the first admin, e.g.  DJANGO_SUPERUSER_PASSWORD=... manage.py createsuperuser --noinput --username admin --email a@example.org
 # Usage:  API=http://127.0.0.1:8000/api ADMIN_USER=admin ADMIN_PASSWORD=... scripts/researcher_walk.sh docs.jsonl

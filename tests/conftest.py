@@ -54,20 +54,20 @@ def test_output_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _no_page_preparation_after_import(settings):
     """Whole benchmarks are imported by many tests: their pages are prepared on demand (the first claim of a
-    document) instead of by the after-import job; tests/test_prepared_pages.py turns the job back on."""
+    document) instead of by the after-import job; tests/celery/test_prepared_pages.py turns the job back on."""
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
 
 
 @pytest.fixture(autouse=True)
 def _claims_sweep_abandoned_slots_every_time(settings):
     """Claims look for expired and unattended slots on every call, so tests that age an assignment see it
-    freed by the next claim; tests/test_guarantees_assignment.py checks the production throttle."""
+    freed by the next claim; tests/integration/test_guarantees_assignment.py checks the production throttle."""
     settings.FACTLAB_SLOT_SWEEP_SECONDS = 0
 
 
 @pytest.fixture(autouse=True)
 def _generous_rate_limits(settings):
-    """Many logins and submits from 127.0.0.1 in one minute are normal in tests; tests/test_security.py
+    """Many logins and submits from 127.0.0.1 in one minute are normal in tests; tests/integration/test_security.py
     lowers these rates (``override_settings``) where it checks the limits themselves."""
     settings.FACTLAB_RATELIMIT_LOGIN = "100000/m"
     settings.FACTLAB_RATELIMIT_SUBMIT = "100000/m"

@@ -3,7 +3,7 @@ the API enforces (amounts' patterns, registry enums) is stated.
 
 DRF answers 400 (validation), 401/403 (authentication, role), 404 (not found or not readable), 429
 (rate limits) and the broker-backed operations 503, and the web server 414 (a request line too long); declaring them keeps clients and schema-based fuzzing
-(tests/test_schema_fuzz.py) in step with the server.
+(tests/integration/test_schema_fuzz.py) in step with the server.
 """
 from __future__ import annotations
 

@@ -1,0 +1,189 @@
+"""FRANK pages prepared after import: claims and page loads do no NLP, and show exactly what the
+database path (``present_page`` over the stored rows) shows."""
+from __future__ import annotations
+
+import json
+import random
+import re
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from annotate.frank import prepared
+from annotate.frank.protocol import (
+    _task_page_data_from_database,
+    build_layout,
+    task_page_data,
+)
+from annotate.models import (
+    Assignment,
+    Campaign,
+    CampaignStatus,
+    Document,
+    DocumentPage,
+    PayDecision,
+    PayDecisionKind,
+    Trap,
+)
+from annotate.services.imports import import_dataset
+from tests.factories import make_campaign, make_document, make_worker, qualify
+
+pytestmark = pytest.mark.django_db
+
+SUBSET = Path(__file__).resolve().parents[2] / "data" / "frank-subset"
+TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
+
+
+def imported_subset(settings, slug: str = "prepared") -> Campaign:
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = True
+    import_dataset("frank", [SUBSET], campaign_slug=slug, campaign_kind="frank")
+    campaign = Campaign.objects.get(slug=slug)
+    Campaign.objects.filter(pk=campaign.pk).update(status=CampaignStatus.RUNNING, trap_rate=1.0)
+    campaign.refresh_from_db()
+    return campaign
+
+
+def test_import_prepares_every_page_once(settings):
+    campaign = imported_subset(settings)
+    documents = Document.objects.filter(campaign=campaign)
+    assert DocumentPage.objects.filter(document__campaign=campaign, version=prepared.VERSION).count() == documents.count() == 20
+    for document in documents:
+        pool = document.metadata["entity_pool"]
+        assert set(pool) == {"present", "absent"} and pool["present"]
+    # Re-running the job finds nothing left to do.
+    assert prepared.prepare_campaign(campaign) == 0
+
+
+def test_claim_and_page_of_a_prepared_document_need_no_spacy_and_few_queries(client, settings, monkeypatch):
+    campaign = imported_subset(settings)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("spaCy was called on the request path")
+
+    monkeypatch.setattr("annotate.nlp.get_nlp", refuse)
+    worker = make_worker()
+    qualify(worker, campaign)
+    client.force_login(worker.user)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(reverse("annotate:frank-task", args=[campaign.slug]))
+    assert page.status_code == 200
+    data = json.loads(TASK_DATA.search(page.content.decode()).group(1))
+    assert data["summaries"] and data["entity_options"]
+    # No query per summary, trap or other document: a fixed number whatever the campaign's size.
+    assert len(queries) <= 40, [q["sql"][:80] for q in queries.captured_queries]
+    assert not any("annotate_trap" in q["sql"] or "annotate_summary" in q["sql"] for q in queries.captured_queries)
+
+
+def test_prepared_page_shows_exactly_what_the_database_path_shows(settings):
+    campaign = imported_subset(settings)
+    checked = 0
+    for item in campaign.items.select_related("document")[:20]:
+        for seed in range(3):
+            layout = build_layout(item.document, 1.0, random.Random(seed))
+            assignment = Assignment(pk=1, item=item, layout=layout)
+            for k in (1, 2, 3):
+                fast = task_page_data(assignment, k)
+                slow = _task_page_data_from_database(assignment, k)
+                assert fast == slow
+                checked += 1
+    assert checked == 180
+
+
+def test_stale_or_missing_pages_are_prepared_on_the_first_claim():
+    campaign = make_campaign(trap_rate=1.0)
+    document = make_document(campaign)
+    make_document(campaign, article=["Pedro Alvarez met Laura Chen in Lisbon.", "The Orbis Trust paid for it."])
+    assert not DocumentPage.objects.exists()
+    first = prepared.prepared_page(document)
+    stored = DocumentPage.objects.get(document=document)
+    assert stored.version == prepared.VERSION and stored.data == first
+    DocumentPage.objects.filter(pk=stored.pk).update(version="older-code", data={})
+    assert prepared.prepared_page(Document.objects.get(pk=document.pk)) == first  # recomputed, not served stale
+    assert DocumentPage.objects.get(document=document).version == prepared.VERSION
+
+
+def test_a_layout_with_a_trap_the_page_does_not_know_is_shown_from_the_database():
+    campaign = make_campaign(trap_rate=1.0)
+    document = make_document(campaign)
+    item = campaign.items.get(document=document)
+    layout = build_layout(document, 1.0, random.Random(3))
+    extra = Trap.objects.create(document=document, code="F1", text="The council did not approve the budget.", expected_factual=False, expected_category="RelE")
+    layout["summaries"][0]["trap"] = extra.pk
+    data = task_page_data(Assignment(pk=1, item=item, layout=layout), 2)
+    shown_at = layout["summaries"][0].get("trap_at", -1)  # in place of a sentence, or after the last one
+    assert data["summaries"][0]["sentences"][shown_at]["text"].lower().startswith("the council did not approve the budget")
+
+
+def test_prepare_pages_command(settings):
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
+    import_dataset("frank", [SUBSET], campaign_slug="by-hand", campaign_kind="frank")
+    assert not DocumentPage.objects.exists()
+    out = StringIO()
+    call_command("prepare_pages", "--campaign", "by-hand", "--no-progress", stdout=out)
+    assert "by-hand: 20 document(s) prepared" in out.getvalue()
+    out = StringIO()
+    call_command("prepare_pages", "--campaign", "by-hand", "--no-progress", stdout=out)
+    assert "0 document(s) prepared" in out.getvalue()
+    with pytest.raises(CommandError, match="no campaign with slug 'nope'"):
+        call_command("prepare_pages", "--campaign", "nope", "--no-progress")
+
+
+def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
+    """Task page, reading check and submit of a prepared campaign: the query counts the load benchmark's
+    throughput rests on (ORM work is most of a web worker's CPU per cycle), whatever the campaign's size."""
+    campaign = imported_subset(settings)
+    # No blocking: the worker answers "factual" everywhere, so with random traps its score could fall below
+    # the threshold within three items, and a blocked worker's page has no task (as in the load benchmark).
+    Campaign.objects.filter(pk=campaign.pk).update(trap_rate=0.5, pay_per_item="0.10", trap_block_threshold=0.0, control_block_threshold=0.0)
+    worker = make_worker()
+    qualify(worker, campaign)
+    client.force_login(worker.user)
+    counts = []
+    for _ in range(3):
+        with CaptureQueriesContext(connection) as page_queries:
+            page = client.get(reverse("annotate:frank-task", args=[campaign.slug]))
+        data = json.loads(TASK_DATA.search(page.content.decode()).group(1))
+        document_text = Assignment.objects.get(pk=data["assignment"]).item.document.text.lower()
+        choice = next(i for i, option in enumerate(data["entity_options"]) if option.lower() not in document_text)
+        with CaptureQueriesContext(connection) as entity_queries:
+            assert client.post(data["urls"]["entity"], {"choice": choice}, content_type="application/json").json()["correct"]
+        answers = [{"answers": [{"factual": True, "categories": []} for _ in s["sentences"]]} for s in data["summaries"]]
+        released_before = PayDecision.objects.filter(worker=worker, kind=PayDecisionKind.RELEASED).count()
+        with CaptureQueriesContext(connection) as submit_queries:
+            response = client.post(data["urls"]["submit"], {"submission_key": data["submission_key"], "summaries": answers}, content_type="application/json")
+        assert response.status_code == 200 and response.json()["ok"]
+        # Once per worker, the submit whose score first exists pays the items held until then: a fixed 5 more
+        # queries (read the holds and their settled keys, one insert of decisions, read ledger keys, one insert).
+        settles = PayDecision.objects.filter(worker=worker, kind=PayDecisionKind.RELEASED).count() > released_before
+        counts.append((len(page_queries), len(entity_queries), len(submit_queries) - (5 if settles else 0)))
+    # The first cycle may run one-off queries of a fresh process (caches of content types and the like).
+    page_n, entity_n, submit_n = (max(c[i] for c in counts[1:]) for i in range(3))
+    print("queries per item cycle (page, reading check, submit less a settlement of held pay):", counts)
+    # submit: + pay and bonus ledger entries, the co-workers an independence check compares (1), and the page's
+    # attention signals stored after the transaction (3: read the assignment, the summaries' words, store once);
+    # a worker with answers against known labels (this one: "factual" on erroneous traps) also has them compared
+    # with the page features (3: recent layouts, their answers with known labels, their trap answers)
+    assert page_n <= 20 and entity_n <= 10 and submit_n <= 28, counts
+
+
+@pytest.mark.celery_worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_prepares_the_pages_after_an_import_commits(settings):
+    """The import sends ``annotate.prepare_campaign_pages`` once it commits; a Celery worker on Redis
+    prepares every document (nothing runs in the importing process)."""
+    from tests.celery_helpers import CeleryWorker, broker, wait_for
+
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = True
+    with broker(redis_db=7) as url, CeleryWorker(broker_url=url) as worker:
+        import_dataset("frank", [SUBSET], campaign_slug="by-worker", campaign_kind="frank")
+        assert DocumentPage.objects.count() < 20  # the import itself prepared nothing (the job is queued)
+        wait_for(
+            lambda: DocumentPage.objects.filter(document__campaign__slug="by-worker", version=prepared.VERSION).count() == 20,
+            timeout=180, what="the worker to prepare 20 pages", workers=[worker],
+        )
+    assert all("absent" in d.metadata["entity_pool"] for d in Document.objects.filter(campaign__slug="by-worker"))
