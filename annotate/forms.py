@@ -9,7 +9,8 @@ from __future__ import annotations
 from django import forms
 from django.forms.models import fields_for_model, model_to_dict
 
-from annotate.models import Campaign, CampaignKind, Dataset
+from annotate.kinds import kind_choices
+from annotate.models import Campaign, Dataset
 from annotate.protocols import dataset_formats
 from annotate.services.campaign_settings import (
     FIELD_TEXT,
@@ -21,20 +22,11 @@ from annotate.services.campaign_settings import (
 from annotate.services.import_jobs import DETECT
 from annotate.services.people import INVITABLE_ROLES, REVIEWER
 
-FORMAT_LABELS = {
-    "jsonl": "FactLab JSON lines (.jsonl, see docs/import-jsonl.md)",
-    "frank": "FRANK folder or FactLab FRANK export (.zip)",
-    "bump": "BUMP Task 1 or Task 2 (.json)",
-    "qags": "QAGS (.jsonl)",
-    "aggrefact": "AggreFact (.csv)",
-    "llm_aggrefact": "LLM-AggreFact (.csv or .jsonl)",
-}
-
 
 def dataset_format_choices() -> list[tuple[str, str]]:
     """Detection first (the default), then every format the protocols register, so a new one is offered too."""
     return [(DETECT, "Detect from the file's content (you confirm before anything is imported)"),
-            *[(name, FORMAT_LABELS.get(name, name)) for name in dataset_formats()]]
+            *[(name, fmt.label or name) for name, (fmt, _kind) in dataset_formats().items()]]
 
 RESERVED_SLUGS = {"new", "imports"}  # /manage/new/ and /manage/imports/ are pages
 SCORE_FORMATS = [
@@ -48,7 +40,7 @@ class NewCampaignForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, label="Name", help_text="Shown to workers and admins (default: from the slug).")
     slug = forms.SlugField(max_length=80, label="Campaign slug", help_text="Letters, digits and hyphens; the campaign's address.")
     campaign_kind = forms.ChoiceField(
-        choices=[("", "From the file's content"), *CampaignKind.choices], required=False, label="Kind"
+        choices=lambda: [("", "From the file's content"), *kind_choices()], required=False, label="Kind"
     )
     format = forms.ChoiceField(choices=dataset_format_choices, initial=DETECT, label="File format")
     dataset = forms.ChoiceField(

@@ -68,6 +68,15 @@ elif PRODUCTION and FACTLAB_PSEUDONYM_KEY == SECRET_KEY:
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
+# The protocols: one installed app each, whose AppConfig (annotate.kinds.ProtocolAppConfig) registers
+# its campaign kinds when it gets ready; one line adds a protocol. FACTLAB_EXTRA_PROTOCOL_APPS (comma-separated)
+# installs more in this process only, e.g. one under development.
+PROTOCOL_APPS = [
+    "annotate.frank",
+    "annotate.bump",
+    *[a.strip() for a in os.environ.get("FACTLAB_EXTRA_PROTOCOL_APPS", "").split(",") if a.strip()],
+]
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -82,6 +91,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI / Redoc assets served locally (no CDN)
     "django_ratelimit",  # its system check refuses a cache that is not shared (see RATELIMIT_* below)
     "annotate",
+    *PROTOCOL_APPS,
     "metrics_service",
 ]
 

@@ -15,6 +15,7 @@ from annotate.services.errors import InvalidSubmission
 
 class ToyProtocol(Protocol):
     kind = "toy"
+    label = "Toy yes/no question"
     family = "toy"
     task_url_name = "campaign"
     campaign_defaults: ClassVar[Mapping[str, object]] = {

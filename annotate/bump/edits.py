@@ -6,7 +6,7 @@ Text is compared on tokens, whatever its spacing: BUMP's summaries are tokenised
 tokens, and "could n't" is "couldn't". A token is a word (letters/digits, inner apostrophes and hyphens kept, "5,000" whole) or one
 punctuation mark. The diff shows both; the edit distance counts words only, so an edit must change at
 least one word. Words are compared exactly for the distance, and case- and punctuation-insensitively when
-looking them up in the article. ``static/factlab/bump_task.js`` applies the same rule for the live diff.
+looking them up in the article. ``bump/static/bump/task.js`` applies the same rule for the live diff.
 
 Before the check both texts are normalised (:func:`comparable`): Unicode NFKC, invisible characters (zero-width
 spaces, soft hyphens, direction marks) removed, letters of other alphabets that look like Latin ones mapped to

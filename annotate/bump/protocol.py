@@ -301,6 +301,7 @@ class BumpTaxonomyProtocol(_BumpProtocol):
     """Task 1: introduce one error of the requested type, or N/A."""
 
     kind = CampaignKind.BUMP_TAXONOMY
+    label = "BUMP taxonomy edit (Task 1)"
     allows_not_applicable = True
     def reference_items(self, store, document, reference) -> None:
         for error_type in bump_taxonomy.REQUESTABLE:  # one item per requestable error type
@@ -308,7 +309,8 @@ class BumpTaxonomyProtocol(_BumpProtocol):
 
     # BUMP's task file becomes a Task 1 campaign unless the import names another kind.
     dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
-        "bump": DatasetFormat(import_bump, (".json",), public_labels="BUMP", recognize=recognize_bump),
+        "bump": DatasetFormat(import_bump, (".json",), public_labels="BUMP", recognize=recognize_bump,
+                              label="BUMP Task 1 or Task 2 (.json)"),
     }
 
 
@@ -316,6 +318,7 @@ class BumpFreeProtocol(_BumpProtocol):
     """Task 2: introduce one error of any kind (no N/A)."""
 
     kind = CampaignKind.BUMP_FREE
+    label = "BUMP free edit (Task 2)"
 
     def reference_items(self, store, document, reference) -> None:
         store.item(document, reference, "")  # one item per reference: any error

@@ -18,13 +18,13 @@ def qualification_form(taxonomy: bool, test, post=None) -> QualificationForm:
             edit["number"] = number
             edit["chosen"] = post.get(edit["id"], "") if post else ""
             edit["diff"] = edits.word_diff(view["reference"], edit["edited"])
-        return QualificationForm("annotate/bump/qualification_taxonomy.html", {"exercise": view, "types": bump_taxonomy.REQUESTABLE, "taxonomy": True})
+        return QualificationForm("bump/qualification_taxonomy.html", {"exercise": view, "types": bump_taxonomy.REQUESTABLE, "taxonomy": True})
     view = bump_content.accuracy_public_view(test)
     for number, summary in enumerate(view["summaries"], start=1):
         summary["number"] = number
         summary["chosen"] = post.get(summary["id"], "") if post else ""
         summary["chosen_type"] = post.get(f"{summary['id']}_type", "") if post else ""
-    return QualificationForm("annotate/bump/qualification_accuracy.html", {"exercise": view, "types": bump_taxonomy.REQUESTABLE, "taxonomy": False})
+    return QualificationForm("bump/qualification_accuracy.html", {"exercise": view, "types": bump_taxonomy.REQUESTABLE, "taxonomy": False})
 
 
 def score(taxonomy: bool, test, answers: dict[str, Any]) -> float:

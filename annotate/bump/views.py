@@ -56,7 +56,7 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
             "done": reverse("annotate:campaign-done", args=[slug]) + "?submitted=1",
         },
     }
-    return render(request, "annotate/bump/task.html", {
+    return render(request, "bump/task.html", {
         "campaign": campaign, "data": data, "taxonomy": _is_taxonomy(campaign), "types": bump_taxonomy.REQUESTABLE,
         "assignment": assignment,
         "example_article": bump_taxonomy.EXAMPLE_ARTICLE, "example_reference": bump_taxonomy.EXAMPLE_REFERENCE,
@@ -90,7 +90,7 @@ def review(request: HttpRequest, slug: str) -> HttpResponse:
     reviewed = [{"edit": e, "diff": edits.word_diff(shown_reference(e.source_summary), e.text),
                  "corrected": bump_taxonomy.BY_CODE.get(e.corrected_error_type)} for e in reviewed_page]
     experts = [{"item": i, "requested": bump_taxonomy.BY_CODE.get(i.requested_error_type)} for i in open_expert_items(campaign)]
-    return render(request, "annotate/bump/review.html", {
+    return render(request, "bump/review.html", {
         "campaign": campaign, "pending": pending, "reviewed": reviewed, "experts": experts,
         "pending_page": pending_page, "reviewed_page": reviewed_page,
         "types": bump_taxonomy.TYPES, "taxonomy": _is_taxonomy(campaign),

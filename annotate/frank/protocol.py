@@ -336,6 +336,7 @@ def recognize_frank_zip(sample: Sample) -> Recognition | None:
 
 class FrankProtocol(Protocol):
     kind = "frank"
+    label = "FRANK sentence annotation"
     family = "frank"
     urls_module = "annotate.frank.urls"
     tutorial_url_name = "frank-tutorial"
@@ -347,12 +348,16 @@ class FrankProtocol(Protocol):
     campaign_defaults: ClassVar[Mapping[str, object]] = {}
     # FRANK's folder travels as a zip; QAGS and FactLab JSONL records become FRANK campaigns by default.
     dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
-        "frank": DatasetFormat(import_frank, (".zip",), public_labels="FRANK", recognize=recognize_frank_zip),
-        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",), public_labels="QAGS", recognize=recognize_qags),
-        "jsonl": DatasetFormat(import_jsonl, (".jsonl",), recognize=recognize_jsonl),
-        "aggrefact": DatasetFormat(import_aggrefact, (".csv",), public_labels="AggreFact", recognize=recognize_aggrefact),
+        "frank": DatasetFormat(import_frank, (".zip",), public_labels="FRANK", recognize=recognize_frank_zip,
+                               label="FRANK folder or FactLab FRANK export (.zip)"),
+        "qags": DatasetFormat(import_qags, (".jsonl",), options=("dataset",), public_labels="QAGS", recognize=recognize_qags,
+                              label="QAGS (.jsonl)"),
+        "jsonl": DatasetFormat(import_jsonl, (".jsonl",), recognize=recognize_jsonl,
+                               label="FactLab JSON lines (.jsonl, see docs/import-jsonl.md)"),
+        "aggrefact": DatasetFormat(import_aggrefact, (".csv",), public_labels="AggreFact", recognize=recognize_aggrefact,
+                                   label="AggreFact (.csv)"),
         "llm_aggrefact": DatasetFormat(import_llm_aggrefact, (".csv", ".jsonl"), public_labels="LLM-AggreFact",
-                                       recognize=recognize_llm_aggrefact),
+                                       recognize=recognize_llm_aggrefact, label="LLM-AggreFact (.csv or .jsonl)"),
     }
     export_formats: ClassVar[Mapping[str, str]] = {"frank": "FRANK's data folder (sentence judgements and summary scores)"}
     export_parts = ("summaries", "sentences", "articles")  # annotate.frank.exporter.FILES
@@ -370,7 +375,7 @@ class FrankProtocol(Protocol):
 
     def qualification_form(self, campaign: Campaign, participation: Participation, post=None) -> QualificationForm:
         exercise = qualification_exercise(participation)
-        return QualificationForm("annotate/frank/qualification.html", {
+        return QualificationForm("frank/qualification.html", {
             "exercise": frank_content.public_view(exercise), "categories": CATEGORIES,
             "rows": qualification_rows(exercise, post),
         })

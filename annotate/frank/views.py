@@ -48,7 +48,7 @@ def tutorial(request: HttpRequest, slug: str) -> HttpResponse:
     problem = eligibility_problem(participation, for_main_task=False)
     if problem:
         return redirect("annotate:campaign", slug)
-    return render(request, "annotate/frank/tutorial.html", {
+    return render(request, "frank/tutorial.html", {
         "campaign": campaign,
         "exercise": frank_content.public_view(frank_content.campaign_tutorial(campaign.training_material)),
         "categories": CATEGORIES,
@@ -111,7 +111,7 @@ def _render_task(
             "done": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1",
         },
     }
-    return render(request, "annotate/frank/task.html", {
+    return render(request, "frank/task.html", {
         "campaign": campaign, "data": data, "categories": CATEGORIES, "preview": preview, "assignment": assignment,
     })
 

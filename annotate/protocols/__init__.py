@@ -2,12 +2,10 @@
 
 The shared workflow (assignments, qualification bookkeeping, quality rules, bonuses) lives in
 ``annotate.services``; each campaign kind plugs in one :class:`~annotate.protocols.base.Protocol`.
-Adding a protocol is one package and one line in ``annotate.kinds.PROTOCOLS`` (see docs/architecture.md).
+A protocol is an installed Django app (``annotate.kinds.ProtocolAppConfig``) that registers its
+protocols when it gets ready; adding one is one package and one line in ``PROTOCOL_APPS`` (docs/architecture.md).
 """
 from __future__ import annotations
-
-import importlib
-from functools import cache
 
 from annotate.kinds import PROTOCOLS
 
@@ -17,21 +15,16 @@ from .base import DatasetFormat, ExportStream, GoldTally, Protocol, Qualificatio
 SHARED_EXPORT_FORMATS = ("jsonl", "csv", "parquet")
 
 
-@cache
-def _load(kind: str, target: str) -> Protocol:
-    module_name, class_name = target.split(":")
-    return getattr(importlib.import_module(module_name), class_name)()
-
-
 def protocol_for(kind: str) -> Protocol:
     """The protocol of a campaign kind (one stateless instance per kind)."""
     if kind not in PROTOCOLS:
         raise ValueError(f"no protocol for campaign kind {kind!r}; expected one of {', '.join(PROTOCOLS)}")
-    return _load(kind, PROTOCOLS[kind][0])
+    return PROTOCOLS[kind]
 
 
 def all_protocols() -> list[Protocol]:
-    return [protocol_for(kind) for kind in PROTOCOLS]
+    """The registered protocols, in the order their apps are installed."""
+    return list(PROTOCOLS.values())
 
 
 def kinds_of_family(family: str) -> list[str]:

@@ -59,6 +59,8 @@ class DatasetFormat:
     #: Whether a sample of a file looks like this format, and why (``annotate.importers.sniff``); None: never
     #: recognised from content, only chosen by name.
     recognize: Callable[..., Any] | None = None
+    #: How the upload forms name the format (default: its name).
+    label: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ class QualificationForm:
 
 class Protocol(ABC):
     kind: str
+    #: The kind as admins read it (the campaign kind field's choice label).
+    label: ClassVar[str] = ""
     #: Prefix of the protocol's URL names and template folder; kinds of one family share their pages.
     family: str = ""
     #: Module of the protocol's page URLs (included by ``annotate/urls.py``), or "" when it has no pages of its own.
