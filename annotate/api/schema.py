@@ -72,19 +72,10 @@ def _campaign_kinds() -> list[str]:
     return [value for value, _ in kind_choices()]
 
 
-def _metric_names() -> list[str]:
-    # The registry as the scoring service checks it (deployment scorers from FACTLAB_EXTRA_SCORERS included).
-    from metrics_service import services
-
-    return sorted(services.REGISTRY)
-
-
 #: Values the API takes from a registry that can grow (protocols, scorers): read when the schema is generated,
 #: the same lists the views check against. (component, property) and (path, method, query parameter).
-REGISTRY_ENUMS_IN_BODIES = {
-    ("ScoringJobCreateRequest", "metric"): _metric_names,
-    ("CampaignRequest", "auto_score_metrics"): _metric_names,  # a list: its items
-}
+#: The metrics service adds its scorer names (``metrics_service/api/schema.py``).
+REGISTRY_ENUMS_IN_BODIES: dict = {}
 REGISTRY_ENUMS_IN_QUERIES = {("/api/campaigns/", "get", "kind"): _campaign_kinds}
 
 

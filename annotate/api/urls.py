@@ -1,4 +1,7 @@
-"""Routes of the API under ``/api/`` (schema at ``/api/schema/``, docs at ``/api/docs/`` and ``/api/redoc/``)."""
+"""The crowd side's routes under ``/api/`` (schema at ``/api/schema/``, docs at ``/api/docs/`` and ``/api/redoc/``).
+
+``factlab/api_urls.py`` composes them with the metrics service's (``metrics_service/api/urls.py``) in the ``api`` namespace.
+"""
 from django.urls import include, path
 from drf_spectacular.views import (
     SpectacularAPIView,
@@ -8,7 +11,7 @@ from drf_spectacular.views import (
 from rest_framework.routers import DefaultRouter
 
 # schema: its field extensions register on import, before any schema is generated.
-from . import control, report_outputs, schema, views  # noqa: F401
+from . import control, schema, views  # noqa: F401
 
 router = DefaultRouter()
 router.register("campaigns", views.CampaignViewSet, basename="campaign")
@@ -22,10 +25,7 @@ campaign_router.register("documents", views.DocumentViewSet, basename="campaign-
 campaign_router.register("summaries", views.SummaryViewSet, basename="campaign-summary")
 campaign_router.register("items", views.ItemViewSet, basename="campaign-item")
 campaign_router.register("participations", views.ParticipationViewSet, basename="campaign-participation")
-campaign_router.register("scoring-jobs", views.ScoringJobViewSet, basename="campaign-scoring-job")
 campaign_router.register("page-preparations", views.PagePreparationViewSet, basename="campaign-page-preparation")
-
-app_name = "api"
 
 urlpatterns = [
     path("auth/token/", views.TokenView.as_view(), name="token"),
@@ -39,9 +39,6 @@ urlpatterns = [
     path("campaigns/<slug:slug>/edits/", views.EditList.as_view(), name="campaign-edits"),
     path("campaigns/<slug:slug>/scores/", views.ScoreList.as_view(), name="campaign-scores"),
     path("campaigns/<slug:slug>/assignments/", views.AssignmentList.as_view(), name="campaign-assignments"),
-    path("campaigns/<slug:slug>/report/", views.ReportView.as_view(), name="campaign-report"),
-    path("campaigns/<slug:slug>/report/outputs/", report_outputs.ReportOutputListView.as_view(), name="campaign-report-outputs"),
-    path("campaigns/<slug:slug>/report/outputs/<str:filename>", report_outputs.ReportOutputView.as_view(), name="campaign-report-output"),
     path("campaigns/<slug:slug>/export/", views.ExportView.as_view(), name="campaign-export"),
     path("campaigns/<slug:slug>/gold/", control.GoldLabelList.as_view(), name="campaign-gold"),
     path("campaigns/<slug:slug>/gold/<int:pk>/", control.GoldLabelDetail.as_view(), name="campaign-gold-detail"),

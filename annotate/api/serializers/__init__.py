@@ -22,7 +22,6 @@ from .campaigns import CampaignSerializer, CampaignStatusSerializer
 from .exports import ExportQuerySerializer
 from .imports import ImportJobCreateSerializer, ImportJobSerializer
 from .items import AssignmentSerializer, ItemSerializer
-from .scoring import ReportQuerySerializer, ScoringJobCreateSerializer, ScoringJobSerializer
 from .workers import BlockSerializer, ParticipationSerializer, WorkerDetailSerializer, WorkerSerializer
 
 __all__ = [
@@ -43,12 +42,9 @@ __all__ = [
     "NestedScoreSerializer",
     "ParticipationSerializer",
     "PseudonymousWorkerField",
-    "ReportQuerySerializer",
     "ResearcherCreateSerializer",
     "ResearcherSerializer",
     "ScoreSerializer",
-    "ScoringJobCreateSerializer",
-    "ScoringJobSerializer",
     "SummarySerializer",
     "TokenRequestSerializer",
     "TokenSerializer",

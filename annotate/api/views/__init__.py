@@ -13,7 +13,6 @@ from .items import AssignmentList, ItemViewSet
 from .page_preparations import PagePreparationViewSet
 from .participations import ParticipationViewSet
 from .researchers import InvitationAcceptView, ResearcherListView
-from .scoring import ReportView, ScoringJobViewSet
 from .workers import WorkerViewSet
 
 __all__ = [
@@ -29,10 +28,8 @@ __all__ = [
     "JudgementList",
     "PagePreparationViewSet",
     "ParticipationViewSet",
-    "ReportView",
     "ResearcherListView",
     "ScoreList",
-    "ScoringJobViewSet",
     "SummaryViewSet",
     "TokenView",
     "WorkerRowsList",

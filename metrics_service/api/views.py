@@ -8,14 +8,14 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotate.api import serializers
 from annotate.api.pagination import StandardPagination
 from annotate.api.views.base import SLUG, CampaignScoped
 from factlab.jobs import require_broker
+from metrics_service.api import serializers
 
 
 def _scoring():
-    # The metrics service is another app; imported lazily so the API module loads without its heavy deps.
+    # Imported lazily: the URLconf loads this module without the scoring service's heavy dependencies.
     from metrics_service import services
     from metrics_service.models import ScoringJob
 
@@ -122,7 +122,7 @@ class ReportView(CampaignScoped, APIView):
 
     @extend_schema(parameters=[SLUG, serializers.ReportQuerySerializer], responses={200: OpenApiTypes.OBJECT, 202: OpenApiTypes.OBJECT, 429: OpenApiTypes.OBJECT})
     def get(self, request, slug=None):
-        from annotate.api.report_outputs import requested_report
+        from metrics_service.api.report_outputs import requested_report
 
         query = serializers.ReportQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)

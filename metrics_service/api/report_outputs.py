@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.api.permissions import IsResearcherOrAdmin, readable_campaign_or_404
-from annotate.api.serializers import ReportQuerySerializer
+from metrics_service.api.serializers import ReportQuerySerializer
 
 SLUG = OpenApiParameter("slug", str, OpenApiParameter.PATH, description="Campaign slug.")
 TABLE_TYPES = {"csv": ("csv", "text/csv; charset=utf-8"), "tex": ("latex", "application/x-latex; charset=utf-8")}
