@@ -74,6 +74,7 @@ CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("DJANGO_CSRF_TRUSTED_O
 PROTOCOL_APPS = [
     "annotate.frank",
     "annotate.bump",
+    "annotate.spans",
     *[a.strip() for a in os.environ.get("FACTLAB_EXTRA_PROTOCOL_APPS", "").split(",") if a.strip()],
 ]
 

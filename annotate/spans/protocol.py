@@ -1,0 +1,150 @@
+"""Typed error spans on the shared workflow.
+
+One item = a summary with its article. The worker marks the wrong words (each span typed with AggreFact's
+unified taxonomy, optionally with a FRANK category) or answers "no error" explicitly. Storing a submission
+checks the spans against the summary's words (``annotate.spans.words``) and creates a ``SpanAnswer``. Control
+summaries carry gold spans (from imported annotations or set by an admin); answers on them are scored word by
+word per class (``annotate.spans.gold``) through the shared quality rules.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, ClassVar
+
+from annotate.exporters.pseudonyms import worker_pseudonym
+from annotate.models import Assignment, Campaign, Item
+from annotate.protocols.base import DatasetFormat, ExportStream, GoldTally, Protocol, SubmissionResult
+from annotate.services.errors import InvalidSubmission
+from metrics_service.stats.spans import majority_answers
+from taxonomies.frank import CODES as FRANK_CODES
+
+from . import exporter
+from .gold import word_tally
+from .importer import import_span_offsets, import_span_records
+from .models import AnswerSource, GoldOrigin, GoldSpans, SpanAnswer
+from .words import as_json, clean_spans, from_json, words
+
+MAX_SPANS = 50
+
+
+def parse_answer(word_list: list[str], payload: dict[str, Any]) -> tuple[list, list[str]]:
+    """A submitted answer's spans (cleaned) and FRANK categories, or ``InvalidSubmission`` naming the field.
+
+    ``payload``: ``{"no_error": bool, "spans": [{"start": word, "end": word (exclusive), "type": unified type,
+    "frank": optional FRANK code}]}``; "no error" must be said explicitly, and never beside a span.
+    """
+    no_error = payload.get("no_error")
+    if not isinstance(no_error, bool):
+        raise InvalidSubmission("no_error must be true or false.", field_errors={"no_error": "expected true or false"})
+    raw = payload.get("spans", [])
+    if not isinstance(raw, list) or not all(isinstance(s, dict) for s in raw):
+        raise InvalidSubmission("spans must be a list of objects.", field_errors={"spans": "expected a list of objects"})
+    if no_error and raw:
+        raise InvalidSubmission("You answered “no error” and marked spans: choose one.", field_errors={"spans": "no error and spans"})
+    if not no_error and not raw:
+        raise InvalidSubmission("Mark at least one wrong span, or answer “no error”.", field_errors={"spans": "empty"})
+    if len(raw) > MAX_SPANS:
+        raise InvalidSubmission(f"At most {MAX_SPANS} spans per summary.", field_errors={"spans": "too many"})
+    categories = []
+    for k, span in enumerate(raw):
+        frank = span.get("frank") or ""
+        if frank and frank not in FRANK_CODES:
+            raise InvalidSubmission(f"Span {k + 1}: unknown FRANK category {frank!r}.", field_errors={f"spans[{k}].frank": "unknown"})
+        categories.append(frank)
+    try:
+        spans = clean_spans(word_list, [(s.get("start"), s.get("end"), s.get("type")) for s in raw])
+    except ValueError as exc:
+        raise InvalidSubmission(f"{str(exc)[0].upper()}{str(exc)[1:]}.", field_errors={"spans": str(exc)}) from exc
+    return spans, categories
+
+
+class SpansProtocol(Protocol):
+    kind = "spans"
+    label = "Typed error spans"
+    family = "spans"
+    urls_module = "annotate.spans.urls"
+    task_url_name = "spans-task"
+    labels_sentences = False  # the answers are word spans: no sentence labels for adaptive redundancy
+    terms: ClassVar[dict[str, str | None]] = {
+        "items": "Summaries", "items_csv": "summaries", "trap_score": "Control score", "entity": None,
+        "too_fast": "Too fast", "judgements_csv": None, "items_done": "Summaries",
+    }
+    campaign_defaults: ClassVar[Mapping[str, object]] = {
+        "tutorial_required": False, "qualification_required": False, "redundancy": 3, "trap_rate": 0.0,
+        "entity_check_enabled": False,
+    }
+    dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
+        "span_records": DatasetFormat(import_span_records, (".json", ".jsonl")),
+        "span_offsets": DatasetFormat(import_span_offsets, (".json", ".jsonl")),
+    }
+    export_formats: ClassVar[Mapping[str, str]] = {"spans": "span answers as span_offsets JSON lines, with per-summary unified types"}
+
+    def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
+        return {"traps": self.has_gold(campaign), "checks": False, "entity_check": False, "review": False}
+
+    def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
+        summary = assignment.item.summary
+        word_list = words(summary.text)
+        spans, categories = parse_answer(word_list, payload)
+        SpanAnswer.objects.create(
+            summary=summary, source=AnswerSource.CROWD, assignment=assignment, worker_id=assignment.worker_id,
+            spans=as_json(spans), n_words=len(word_list), frank_categories=categories,
+        )
+        # The speed rule on the server's clock, per summary sentence as the campaign's minimum is set.
+        elapsed = (assignment.submitted_at - assignment.created_at).total_seconds()
+        assignment.too_fast = elapsed / max(len(summary.sentences or [summary.text]), 1) < assignment.item.campaign.min_seconds_per_sentence
+        return SubmissionResult(stored_rows=1, too_fast=assignment.too_fast, extra={"spans": len(spans)})
+
+    # ------------------------------------------------------------------ gold
+
+    def import_gold(self, campaign: Campaign) -> int:
+        """Imported annotations become gold spans where a summary has none yet (the majority rule)."""
+        imported = SpanAnswer.objects.filter(summary__document__campaign=campaign, source=AnswerSource.IMPORTED)
+        rows = list(imported.exclude(summary__gold_spans__isnull=False).values("summary_id", "annotator", "spans", "n_words"))
+        if not rows:
+            return 0
+        import pandas as pd
+
+        frame = pd.DataFrame([{"summary_id": r["summary_id"], "worker_id": r["annotator"], "n_tokens": r["n_words"],
+                               "spans": from_json(r["spans"])} for r in rows])
+        majority = majority_answers(frame)
+        GoldSpans.objects.bulk_create([
+            GoldSpans(summary_id=row.summary_id, spans=as_json(row.spans), n_words=row.n_tokens, origin=GoldOrigin.IMPORTED)
+            for row in majority.itertuples(index=False)
+        ])
+        return len(majority)
+
+    def has_gold(self, campaign: Campaign) -> bool:
+        return GoldSpans.objects.filter(summary__document__campaign=campaign).exists()
+
+    def control_item_ids(self, campaign: Campaign, documents: list[int] | None) -> set[int]:
+        items = Item.objects.filter(campaign=campaign, summary__gold_spans__isnull=False)
+        if documents is not None:
+            items = items.filter(document_id__in=documents)
+        return set(items.values_list("pk", flat=True))
+
+    def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
+        answers = SpanAnswer.objects.filter(
+            worker_id=worker_id, source=AnswerSource.CROWD, assignment__item__campaign=campaign, summary__gold_spans__isnull=False,
+        ).select_related("summary__gold_spans", "summary__document", "assignment")
+        if until is not None:
+            answers = answers.filter(assignment__submitted_at__lte=until)
+        tallies = []
+        for answer in answers:
+            gold = answer.summary.gold_spans
+            (err_right, err_total), (ok_right, ok_total) = word_tally(gold.n_words, from_json(gold.spans), from_json(answer.spans))
+            public = bool(answer.summary.document.public_labels) and gold.origin == GoldOrigin.IMPORTED
+            at = answer.assignment.submitted_at
+            tallies += [GoldTally(False, err_right, err_total, public=public, at=at), GoldTally(True, ok_right, ok_total, public=public, at=at)]
+        return [t for t in tallies if t.total]
+
+    # ------------------------------------------------------------------ export
+
+    def export(self, campaign: Campaign, fmt: str, export_filters, *, file: str, reveal_workers: bool, include_gold: bool) -> ExportStream:
+        def name(answer: SpanAnswer) -> str:
+            if answer.source == AnswerSource.IMPORTED:
+                return answer.annotator
+            return str(answer.worker_id) if reveal_workers else worker_pseudonym(campaign.pk, answer.worker_id)
+
+        return ExportStream(exporter.jsonl(campaign, name), "application/x-ndjson", f"{campaign.slug}-spans.jsonl")

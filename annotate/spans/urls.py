@@ -1,0 +1,11 @@
+"""Span task routes (namespace ``annotate``); the campaign entry ``/c/<slug>/`` is shared (``annotate.urls``)."""
+from django.urls import path
+
+from annotate.views import tasks
+
+from . import views
+
+urlpatterns = [
+    path("c/<slug:slug>/spans/task/", views.task, name="spans-task"),
+    path("c/<slug:slug>/spans/task/<int:assignment_id>/submit/", tasks.submit, {"family": "spans"}, name="spans-submit"),
+]
