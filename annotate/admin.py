@@ -30,7 +30,7 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ("kind", "status")
     search_fields = ("slug", "name")
     prepopulated_fields = {"slug": ("name",)}
-    actions = ["start", "pause", "resume", "finish", "score_rouge_bleu"]
+    actions = ["start", "pause", "resume", "finish"]  # the metrics service adds its scoring action (metrics_service/admin.py)
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(
@@ -87,12 +87,6 @@ class CampaignAdmin(admin.ModelAdmin):
     @admin.action(description="Finish selected campaigns")
     def finish(self, request, queryset):
         self._apply(request, queryset, "finish")
-
-    @admin.action(description="Score summaries with ROUGE and BLEU (background jobs)")
-    def score_rouge_bleu(self, request, queryset):
-        from metrics_service.admin import submit_reference_metric_jobs
-
-        submit_reference_metric_jobs(self, request, queryset)
 
 
 class SummaryInline(admin.TabularInline):

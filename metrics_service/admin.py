@@ -4,6 +4,8 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.utils.html import format_html
 
+from annotate.admin import CampaignAdmin
+
 from . import services
 from .models import ScoringChunk, ScoringJob
 
@@ -63,7 +65,8 @@ class ScoringJobAdmin(admin.ModelAdmin):
             self.message_user(request, reason, level=messages.WARNING)
 
 
-def submit_reference_metric_jobs(modeladmin, request, queryset) -> None:
+@admin.action(description="Score summaries with ROUGE and BLEU (background jobs)")
+def score_rouge_bleu(modeladmin, request, queryset) -> None:
     """Campaign admin action: score every summary of the selected campaigns with ROUGE and BLEU."""
     for campaign in queryset:
         for metric in ("rouge", "bleu"):
@@ -75,4 +78,5 @@ def submit_reference_metric_jobs(modeladmin, request, queryset) -> None:
                 modeladmin.message_user(request, f"{campaign.slug}: {metric} scoring job {job.pk} submitted ({job.total} summaries).")
 
 
-submit_reference_metric_jobs.short_description = "Score summaries with ROUGE and BLEU (background jobs)"
+# The campaign admin is annotate's, which imports nothing of this app: the scoring action is added here.
+CampaignAdmin.actions = [*CampaignAdmin.actions, score_rouge_bleu]

@@ -5,10 +5,13 @@ module reads the judgements and names workers as the caller may see them.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+import numpy as np
 import pandas as pd
 
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import Campaign
+from annotate.models import Campaign, Item
 
 from . import selectors
 from .stats.label_aggregation import (
@@ -18,6 +21,7 @@ from .stats.label_aggregation import (
     method_comparison,
     reliability_table,
 )
+from .stats.redundancy import needs_more_workers
 
 
 def _enough(judgements: pd.DataFrame) -> bool:
@@ -72,7 +76,7 @@ def refit_campaign_labels(campaign: Campaign) -> dict:
     """Fit the campaign's ``label_model`` on all its judgements and store the outcome: one
     :class:`~annotate.models.SentenceLabel` per judged sentence (label, posterior, interval, difficulty),
     each participation's ``label_ability`` and ``label_reliability`` and, for adaptive campaigns, the stop
-    rule's decision per item (:func:`annotate.services.adaptive.apply_stop_rule`). Returns counts."""
+    rule's decision per item (:func:`apply_stop_rule`). Returns counts."""
     from django.db import connection, transaction
 
     from factlab.jobs import LABEL_REFIT_LOCK
@@ -90,7 +94,6 @@ def _refit(campaign: Campaign) -> dict:
     from django.db import transaction
 
     from annotate.models import Participation, SentenceLabel
-    from annotate.services.adaptive import apply_stop_rule
 
     judgements = selectors.judgements_frame(campaign, selectors.Filters())
     method = campaign.label_model
@@ -131,3 +134,37 @@ def _refit(campaign: Campaign) -> dict:
                 item_workers[item_id] = len(set().union(*(workers_by_summary.get(s, set()) for s in summary_ids)))
         out.update(apply_stop_rule(campaign, item_posteriors, item_workers))
     return out
+
+
+# The stop rule waits until this many items (or all) have min_workers judgements: a label model fitted on a
+# handful of judgements per worker cannot yet tell an uncertain label from an unknown worker.
+WARMUP_ITEMS = 20
+
+
+def apply_stop_rule(campaign: Campaign, item_posteriors: Mapping[int, float], item_workers: Mapping[int, int]) -> dict[str, int]:
+    """The adaptive-redundancy stop rule after a refit (claims read its decisions: ``annotate.services.adaptive``). Settle each item of an adaptive campaign or raise its worker target, from ``item_posteriors``
+    ({item id: posterior of its least certain label}) and ``item_workers`` ({item id: workers who judged
+    it}), both from the same judgements (the refit's snapshot: counting submits that arrived during the fit
+    would pair a new count with an old posterior). Items without judgements are absent. Writes the items
+    whose state changed and ``label_posterior``; returns counts of ``settled`` and ``open`` items."""
+    items = list(Item.objects.filter(campaign=campaign, for_experts=False).values_list("pk", "worker_target", "settled", "label_posterior"))
+    if not items:
+        return {"settled": 0, "open": 0}
+    submitted = item_workers
+    ids = np.array([pk for pk, *_ in items])
+    n = np.array([submitted.get(pk, 0) for pk in ids])
+    posterior = np.array([item_posteriors.get(int(pk), np.nan) for pk in ids], dtype=float)
+    more = needs_more_workers(posterior, n, min_workers=campaign.min_workers, max_workers=campaign.max_workers,
+                              threshold=campaign.stop_posterior)
+    if (n >= campaign.min_workers).sum() < min(WARMUP_ITEMS, len(items)):
+        # Too few items with their minimum for the model to know its workers: nobody gets more than the minimum yet.
+        more = n < campaign.min_workers
+    target = np.where(n < campaign.min_workers, campaign.min_workers, np.where(more, n + 1, n))
+    changed = []
+    for (pk, old_target, old_settled, old_posterior), new_target, is_open, p in zip(items, target, more, posterior, strict=True):
+        new_posterior = None if np.isnan(p) else float(p)
+        if (old_target, old_settled, old_posterior) != (int(new_target), not is_open, new_posterior):
+            changed.append(Item(pk=pk, worker_target=int(new_target), settled=not bool(is_open), label_posterior=new_posterior))
+    # Only these three columns are written: claims write live_count under the row lock, so neither loses the other's update.
+    Item.objects.bulk_update(changed, ["worker_target", "settled", "label_posterior"], batch_size=1000)
+    return {"settled": int((~more).sum()), "open": int(more.sum())}

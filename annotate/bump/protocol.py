@@ -135,10 +135,10 @@ def schedule_auto_scoring(campaign: Campaign, summary_ids: list[int]) -> None:
         return
 
     def run() -> None:
-        from metrics_service.services import auto_score_summaries
+        from annotate.signals import summaries_added
 
         try:
-            auto_score_summaries(campaign, summary_ids)
+            summaries_added.send(sender=Campaign, campaign=campaign, summary_ids=summary_ids)
         except Exception:  # scoring must never lose a stored edit; the failure is logged for the admin
             logger.exception("automatic scoring of summaries %s in campaign %s failed", summary_ids, campaign.slug)
 

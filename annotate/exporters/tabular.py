@@ -207,13 +207,13 @@ def iter_rows(
             "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
             "summary__document__split", "metric", "config_key", "value", "source", "created_at",
         )
-        from metrics_service.selectors import metric_direction
+        from annotate.metrics_port import metrics
 
         directions: dict[tuple[str, str], int] = {}
         for r in rows.iterator(chunk_size=chunk_size):
             key = (r["metric"], r["source"])
             if key not in directions:
-                directions[key] = metric_direction(*key)
+                directions[key] = metrics().metric_direction(*key)
             yield {
                 **base, "record_type": "score", "campaign": campaign.slug,
                 "document_id": r["summary__document__external_id"], "dataset": r["summary__document__dataset"],

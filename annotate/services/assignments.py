@@ -360,7 +360,7 @@ def submit_assignment(
         else:
             refuse_pay_of_blocking_submission(participation, assignment, blocked_reason)
         schedule_refit(campaign)  # adaptive redundancy: the label model is refitted off the request path
-        from metrics_service.stored_figures import schedule_figures
+        from annotate.signals import campaign_data_changed
 
-        schedule_figures(campaign)  # the admin pages' figures: once per burst of submissions, by a worker
+        campaign_data_changed.send(sender=Campaign, campaign=campaign)  # the admin pages' figures: once per burst, by a worker
     return SubmitOutcome(assignment=assignment, result=result, blocked_reason=blocked_reason)

@@ -99,9 +99,9 @@ def queue_page_preparation(campaign: Campaign) -> None:
 
 def queue_figures(campaign: Campaign) -> None:
     """Once this import commits, a worker computes the admin pages' figures of the new data."""
-    from metrics_service.stored_figures import schedule_figures
+    from annotate.signals import campaign_data_changed
 
-    schedule_figures(campaign, delay=0)
+    campaign_data_changed.send(sender=Campaign, campaign=campaign, delay=0)
 
 
 def import_scores(

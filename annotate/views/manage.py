@@ -49,18 +49,17 @@ def _render_campaign_page(request: HttpRequest, campaign: Campaign, *, crowd_for
     slug = campaign.slug
     protocol = protocol_for(campaign.kind)
     review_name = getattr(protocol, "review_url_name", None)
+    from annotate.metrics_port import metrics
     from annotate.views.study import study_context
-    from metrics_service.figures import worker_reliability_figures
-    from metrics_service.services import campaign_scoring_jobs
 
     workers = worker_table(campaign)
-    reliability, reliability_freshness = worker_reliability_figures(campaign)  # stored by a worker, never fitted here
+    reliability, reliability_freshness = metrics().worker_reliability(campaign)  # stored by a worker, never fitted here
     for row in workers:
         row["reliability"] = reliability.get(row["worker"].pk)
     return render(request, "annotate/manage/campaign.html", {
         "campaign": campaign,
         "reliability_freshness": reliability_freshness,
-        "scoring_jobs": campaign_scoring_jobs(campaign),
+        "scoring_jobs": metrics().scoring_jobs(campaign),
         "metric_choices": PAGE_METRICS,
         "progress": campaign_progress(campaign),
         "workers": workers,
@@ -136,7 +135,7 @@ PAGE_METRICS = ("rouge", "bleu", "meteor", "bertscore", "coco", "bartscore")
 @require_POST
 def score(request: HttpRequest, slug: str) -> HttpResponse:
     """Submit one scoring job per selected metric; progress shows in the page's scoring table."""
-    from metrics_service.services import submit_scoring_job
+    from annotate.metrics_port import metrics
 
     campaign = get_object_or_404(Campaign, slug=slug)
     metrics_chosen = [m for m in request.POST.getlist("metric") if m]
@@ -146,7 +145,7 @@ def score(request: HttpRequest, slug: str) -> HttpResponse:
         return redirect("annotate:manage-campaign", slug)
     for metric in metrics_chosen:
         try:
-            job = submit_scoring_job(metric=metric, campaign=campaign, user=request.user)
+            job = metrics().submit_scoring_job(metric=metric, campaign=campaign, user=request.user)
         except ValueError as exc:
             messages.error(request, f"{metric}: {exc}")
         else:

@@ -118,10 +118,9 @@ def import_status(request: HttpRequest, job_id: int) -> JsonResponse:
 
 def study_context(campaign: Campaign) -> dict:
     """What the campaign page's study sections show: jobs of every kind, upload forms, export formats."""
-    from metrics_service.models import ScoringJob
-    from metrics_service.services import job_progress
+    from annotate.metrics_port import metrics
 
-    scoring = [job_progress(job) for job in ScoringJob.objects.filter(campaign=campaign).order_by("-created_at", "-id")[:20]]
+    scoring = metrics().scoring_jobs(campaign)
     imports = list(ImportJob.objects.filter(campaign_slug=campaign.slug).order_by("-created_at", "-id")[:20])
     preparations = list(PagePreparation.objects.filter(campaign=campaign).order_by("-created_at", "-id")[:5])
     open_jobs = (
@@ -147,17 +146,11 @@ def campaign_jobs(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "annotate/manage/_jobs.html", {"campaign": campaign, **study_context(campaign)})
 
 
-def _scoring_change(action: str):
-    from metrics_service import services
-
-    return {"cancel": services.cancel_scoring_job, "retry": services.retry_scoring_job}[action]
-
-
 @staff_required
 @require_POST
 def job_action(request: HttpRequest, slug: str, job_kind: str, job_id: int, action: str) -> HttpResponse:
     """Cancel or retry one of the campaign's jobs (the services the API's cancel/retry call)."""
-    from metrics_service.models import ScoringJob
+    from annotate.metrics_port import metrics
 
     campaign = get_object_or_404(Campaign, slug=slug)
     if action not in ("cancel", "retry"):
@@ -165,7 +158,12 @@ def job_action(request: HttpRequest, slug: str, job_kind: str, job_id: int, acti
     if job_kind == "import":
         job, change = get_object_or_404(ImportJob, pk=job_id, campaign_slug=campaign.slug), {"cancel": cancel_import_job, "retry": retry_import_job}[action]
     elif job_kind == "scoring":
-        job, change = get_object_or_404(ScoringJob, pk=job_id, campaign=campaign), _scoring_change(action)
+        job = metrics().scoring_job(campaign, job_id)
+        if job is None:
+            raise Http404("no such scoring job in this campaign")
+
+        def change(job):
+            return metrics().change_scoring_job(job, action)
     elif job_kind == "preparation":
         job, change = get_object_or_404(PagePreparation, pk=job_id, campaign=campaign), {"cancel": cancel_page_preparation, "retry": retry_page_preparation}[action]
     else:

@@ -87,3 +87,23 @@ def test_a_campaign_from_an_upload_then_scores_and_job_buttons(admin_client, set
     assert f'data-kind="preparation" data-id="{run.pk}" data-status="cancelled"' in jobs and "job-retry" in jobs
     answer = admin_client.post(f"/manage/study-ok/jobs/import/{job.pk}/retry/", follow=True)
     assert "only a failed or cancelled import can be retried" in answer.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_scoring_job_is_cancelled_from_its_own_campaign_page_only(admin_client):
+    # The page reaches the metrics service's jobs through annotate.metrics_port: another campaign's job is a 404.
+    from metrics_service.models import JobStatus, ScoringJob
+    from tests.factories import make_campaign
+
+    campaign, other = make_campaign(), make_campaign()
+    job = ScoringJob.objects.create(campaign=campaign, metric="rouge", config_key="default", total=1)
+    assert admin_client.post(f"/manage/{other.slug}/jobs/scoring/{job.pk}/cancel/").status_code == 404
+    job.refresh_from_db()
+    assert job.status == JobStatus.PENDING
+    assert admin_client.post(f"/manage/{campaign.slug}/jobs/scoring/{job.pk}/cancel/").status_code == 302
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED
+    jobs = admin_client.get(f"/manage/{campaign.slug}/jobs/").content.decode()
+    assert f'data-kind="scoring" data-id="{job.pk}" data-status="cancelled"' in jobs
+    answer = admin_client.post(f"/manage/{campaign.slug}/jobs/scoring/{job.pk}/cancel/", follow=True)
+    assert answer.status_code == 200 and "Scoring job" in answer.content.decode()

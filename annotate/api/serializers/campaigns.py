@@ -38,11 +38,12 @@ class CampaignSerializer(serializers.ModelSerializer):
         read_only_fields = ["status", "created_at", "updated_at", "started_at", "finished_at"]
 
     def validate_auto_score_metrics(self, value: list[str]) -> list[str]:
-        from metrics_service.scorers import REGISTRY
+        from annotate.metrics_port import metrics
 
-        unknown = sorted(set(value) - set(REGISTRY))
+        names = metrics().metric_names()
+        unknown = sorted(set(value) - set(names))
         if unknown:
-            raise serializers.ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(sorted(REGISTRY))}")
+            raise serializers.ValidationError(f"unknown metric(s) {', '.join(unknown)}; available: {', '.join(names)}")
         return value
 
     def validate(self, attrs: dict) -> dict:

@@ -30,10 +30,10 @@ class ParticipationViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     def get_serializer_context(self):
         context = super().get_serializer_context()
         if not self.fake():
-            from metrics_service.figures import worker_reliability_figures
+            from annotate.metrics_port import metrics
 
             # As a worker last stored them (one is queued when they are stale): no label model is fitted here.
-            context["reliability"], _ = worker_reliability_figures(self.campaign)
+            context["reliability"], _ = metrics().worker_reliability(self.campaign)
         return context
 
     def get_queryset(self):
