@@ -116,6 +116,8 @@ def data_file_key(code: str) -> str:
 TRAP_LABELS: dict[str, tuple[bool, str | None]] = {
     "F0": (True, None),  # a copy of an article sentence
     "F1": (False, "RelE"),  # the negation of an article sentence
+    "F2": (False, "EntE"),  # a named entity swapped for another of the article's
+    "F3": (False, None),  # a number swapped (an entity or a circumstance: the Yes/No only)
     "F4": (False, "OutE"),  # a sentence from another article
     "F5": (False, "GramE"),  # scrambled words
     "F6": (False, "CorefE"),  # a pronoun swap
@@ -130,6 +132,8 @@ CATEGORY_OF_BUMP_TYPE: dict[str, str] = {
 TRAP_DESCRIPTIONS: dict[str, str] = {
     "F0": "copy of an article sentence",
     "F1": "negation of an article sentence",
+    "F2": "article sentence with a named entity swapped for another of the article's",
+    "F3": "article sentence with a number swapped",
     "F4": "sentence from another article",
     "F5": "word-scrambled sentence",
     "F6": "pronoun swap",

@@ -33,7 +33,8 @@ logger = logging.getLogger("factlab.frank.prepared")
 
 #: The code whose output is stored: a change to any of these files makes every stored page stale.
 VERSION = hashlib.sha1(
-    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation)) + Path(__file__).read_bytes()
+    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation))
+    + Path(__file__).read_bytes() + Path(__file__).with_name("traps.py").read_bytes()
 ).hexdigest()[:16]
 #: Relevance rankings are kept this long (``Campaign.relevant_sentences_k`` is at most 20).
 MAX_RANKING = 20
@@ -95,10 +96,11 @@ def similarity_lookup(page: dict[str, Any]) -> Callable[[str, str], float]:
 
 
 def _ensure_traps(document: Document, summaries: list[Summary], bump_edits: Sequence[tuple[Summary, str, str]] = ()) -> None:
-    from annotate.frank.traps import add_bump_edit_traps, add_copy_traps, generate_traps, restate_copy_traps
+    from annotate.frank.traps import add_bump_edit_traps, add_copy_traps, generate_traps, make_error_traps_fluent, restate_copy_traps
 
     if not document.traps.exists():
         generate_traps(document)
+    make_error_traps_fluent(document)
     add_copy_traps(document, [s for summary in task_summaries(summaries) for s in summary_sentences(summary)])
     restate_copy_traps(document, document.sentences or split_sentences(document.text))
     # Human minimal edits of the same article from BUMP campaigns (new accepted ones join on the next preparation).

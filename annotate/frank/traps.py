@@ -2,8 +2,15 @@
 accepted human BUMP edits of the same article.
 
 Mechanical traps have a known label (``taxonomies.frank.TRAP_LABELS``): a copy of an article sentence
-(F0, factual), its negation (F1, RelE), a sentence of another article (F4, OutE), a word-scrambled sentence
-(F5, GramE) and a pronoun swap (F6, CorefE). Generation is deterministic per document.
+(F0, factual), and error traps that read as fluent text, each an article sentence with one fact made false:
+its negation (F1, RelE), a named entity exchanged for another of the same kind from the article (F2, EntE), a
+number exchanged for another of the article's or shifted (F3, the Yes/No only: a number is an entity or a
+circumstance) and a pronoun swap (F6, CorefE). Generation is deterministic per document.
+
+FRANK's files also ship a sentence of another article (F4) and word salad (F5): a script spots both without
+reading (no word of the page; word order no English sentence has, see ``benchmarks/trap_fluency.py``), so
+:func:`make_error_traps_fluent` retires them, with shipped negations that doubled a negation ("has not
+n't"), and gives the document fluent error traps instead.
 
 BUMP-edit traps (code ``B``) are the changed sentence of a reviewed minimal edit of the article's reference,
 made by a person in a BUMP campaign on the same article (matched by :func:`article_fingerprint`). They count
@@ -16,7 +23,7 @@ import hashlib
 import random
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from django.db import transaction
 from django.db.models import Q, QuerySet
@@ -30,7 +37,7 @@ from annotate.models import (
     Trap,
     TrapSource,
 )
-from annotate.nlp import TRAPS_DISABLED, get_nlp, split_sentences
+from annotate.nlp import ENTITIES_DISABLED, TRAPS_DISABLED, get_nlp, split_sentences
 from taxonomies.frank import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
 
 MIN_WORDS, MAX_WORDS = 6, 40
@@ -79,16 +86,114 @@ def swap_pronouns(sentence: str) -> str | None:
     return result if changed else None
 
 
-def scramble(sentence: str, rng: random.Random) -> str:
-    """The sentence's words in a random order that differs from the original (ungrammatical)."""
-    words = sentence.rstrip(".!?").split()
-    for _ in range(10):
-        shuffled = words[:]
-        rng.shuffle(shuffled)
-        if shuffled != words:
-            break
-    text = " ".join(shuffled)
-    return text[:1].upper() + text[1:].lower() + "."
+#: Named-entity kinds an entity swap exchanges: names a reader checks against the article.
+SWAP_ENTITY_KINDS = ("PERSON", "ORG", "GPE", "LOC", "FAC", "NORP", "EVENT", "PRODUCT", "WORK_OF_ART")
+#: Kinds whose digits a number swap changes.
+SWAP_NUMBER_KINDS = ("CARDINAL", "MONEY", "PERCENT", "QUANTITY", "DATE", "TIME")
+_LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['’]s$")
+_DIGITS = re.compile(r"\d+")
+_DOUBLED_NEGATION = re.compile(r"\bnot\s+(?:n['’]t|nt|no|not|never)\b|n['’]t\s+not\b", re.IGNORECASE)
+
+
+def _name_words(name: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", name.lower()) if len(w) > 2 and w != "the"}
+
+
+def article_entities(sentences: Sequence[str]) -> list[list[tuple[int, int, str, str]]]:
+    """Each sentence's named entities as ``(start, end, kind, text)`` character spans (one spaCy pass)."""
+    nlp = get_nlp(disable=ENTITIES_DISABLED)
+    return [[(e.start_char, e.end_char, e.label_, e.text) for e in doc.ents] for doc in nlp.pipe(sentences, batch_size=64)]
+
+
+def swap_entity(sentence: str, spans: Sequence[tuple[int, int, str, str]], pool: dict[str, list[str]], rng: random.Random) -> str | None:
+    """``sentence`` with one named entity replaced by another of the same kind from ``pool`` (the article's,
+    by kind) that shares no word with it ("Locke" is not swapped for "Gary Locke") and is not in the
+    sentence already: fluent, and false of the article. None when no entity can be swapped."""
+    order = [span for span in spans if span[2] in SWAP_ENTITY_KINDS]
+    rng.shuffle(order)
+    lowered = sentence.lower()
+    for start, end, kind, text in order:
+        words = _name_words(text)
+        others = sorted({
+            _POSSESSIVE.sub("", _LEADING_THE.sub("", o)) for o in pool.get(kind, ())
+            if words and not (_name_words(o) & words) and _name_words(o) and o.lower() not in lowered
+        })
+        if others:
+            # The swap keeps the sentence's own "the" and possessive ("Kilmarnock’s" -> "Arsenal’s").
+            without_the = _LEADING_THE.sub("", text)
+            start += len(text) - len(without_the)
+            end -= len(without_the) - len(_POSSESSIVE.sub("", without_the))
+            return sentence[:start] + rng.choice(others) + sentence[end:]
+    return None
+
+
+def _shifted(number: int, rng: random.Random) -> int:
+    """Another plausible value: a year moves by 1 to 3, other numbers by about a quarter (never to 0)."""
+    if 1900 <= number <= 2100:
+        return number + rng.choice((-3, -2, -1, 1, 2, 3))
+    step = max(1, round(number * 0.25))
+    return number + step if number - step < 1 or rng.random() < 0.5 else number - step
+
+
+def swap_number(sentence: str, spans: Sequence[tuple[int, int, str, str]], pool: dict[str, list[str]], rng: random.Random) -> str | None:
+    """``sentence`` with one number made false: the article's other value of the same kind written alike
+    ("3-1" for "2-0"), else the number shifted ("39-year-old" -> "49-year-old"). None when the sentence has no number."""
+    order = [span for span in spans if span[2] in SWAP_NUMBER_KINDS and _DIGITS.search(span[3])]
+    if not order:
+        return None
+    start, end, kind, text = rng.choice(order)
+    # Only a value written the same way ("3-1" for "2-0", never "1993" for "54-year-old").
+    shape = _DIGITS.sub("#", text)
+    others = sorted({o for o in pool.get(kind, ()) if _DIGITS.sub("#", o) == shape and o != text and o.lower() not in sentence.lower()})
+    if others:
+        return sentence[:start] + rng.choice(others) + sentence[end:]
+    match = _DIGITS.search(text)
+    value = int(match.group(0)[:9])
+    replaced = text[:match.start()] + str(_shifted(value, rng)) + text[match.end():]
+    return sentence[:start] + replaced + sentence[end:]
+
+
+def doubled_negation(sentence: str) -> bool:
+    """A negation written twice ("has not n't been"), as some of FRANK's shipped negations are: not English.
+
+    Examples
+    --------
+    >>> doubled_negation("there has not n't really been a hold-up.")
+    True
+    >>> doubled_negation("There has not really been a hold-up.")
+    False
+    """
+    return bool(_DOUBLED_NEGATION.search(sentence))
+
+
+def fluent_error_traps(sentences: Sequence[str], rng: random.Random) -> dict[str, str]:
+    """Error traps made from an article's ``sentences``, each fluent with one fact made false, by code:
+    negation (F1), entity swap (F2), number swap (F3) and pronoun swap (F6); a kind no sentence allows is
+    left out. Pure apart from spaCy: the benchmark measures these on FRANK without a database."""
+    pool = _candidates(sentences)
+    if not pool:
+        return {}
+    shuffled = pool[:]
+    rng.shuffle(shuffled)
+    made: dict[str, str] = {}
+    negated = next((n for n in (negate(s) for s in shuffled[:8]) if n), None)
+    if negated:
+        made["F1"] = negated
+    swapped = next((s2 for s2 in (swap_pronouns(s) for s in shuffled) if s2), None)
+    if swapped:
+        made["F6"] = swapped
+    spans = article_entities(sentences)
+    by_kind: dict[str, list[str]] = defaultdict(list)
+    for sentence_spans in spans:
+        for _, _, kind, text in sentence_spans:
+            by_kind[kind].append(text)
+    spans_of = dict(zip(sentences, spans))
+    for code, swap in (("F2", swap_entity), ("F3", swap_number)):
+        made_one = next((t for t in (swap(s, spans_of[s], by_kind, rng) for s in shuffled) if t), None)
+        if made_one:
+            made[code] = made_one
+    return made
 
 
 # Parts of a sentence that can go without making it say anything the full sentence does not: what hangs on
@@ -142,15 +247,26 @@ def restate(sentence: str) -> str | None:
     return kept[:1].upper() + kept[1:]
 
 
+def _create(document: Document, code: str, text: str) -> Trap:
+    factual, category = TRAP_LABELS[code]
+    return Trap.objects.create(document=document, code=code, text=text, expected_factual=factual, expected_category=category or "")
+
+
+def _retire(trap: Trap) -> None:
+    """Off the pages and scores: deleted when nobody answered it, else kept with weight 0 (its answers stay
+    as history)."""
+    if trap.answers.exists():
+        Trap.objects.filter(pk=trap.pk).update(weight=0.0)
+    else:
+        trap.delete()
+
+
 def restate_copy_traps(document: Document, article_sentences: Sequence[str]) -> None:
     """No trap is shown as a sentence of its article: each F0 trap that is one (up to case, spacing and
     punctuation: FRANK ships them so, :func:`add_copy_traps` and :func:`generate_traps` copy them) is
-    restated (:func:`restate`); one that cannot be, and an error trap that is one, is retired, like a trap
-    from a withdrawn edit: deleted
-    when nobody answered it, else kept with weight 0 (its answers stay as history, off the pages and scores).
-    An answered trap keeps its text (its answers judged that text): its restatement is a new trap."""
+    restated (:func:`restate`); one that cannot be, and an error trap that is one, is retired
+    (:func:`_retire`), like a trap from a withdrawn edit. An answered trap keeps its text (its answers judged that text): its restatement is a new trap."""
     sentences = {_norm(s) for s in article_sentences}
-    label = TRAP_LABELS["F0"]
     for trap in document.traps.filter(weight__gt=0).order_by("id"):
         if _norm(trap.text) not in sentences:
             continue
@@ -159,16 +275,12 @@ def restate_copy_traps(document: Document, article_sentences: Sequence[str]) -> 
         shorter = restate(trap.text) if trap.code == "F0" else None
         if shorter is not None and _norm(shorter) in sentences:
             shorter = None
-        answered = trap.answers.exists()
-        if shorter is not None and not answered:
+        if shorter is not None and not trap.answers.exists():
             Trap.objects.filter(pk=trap.pk).update(text=shorter)
             continue
-        if answered:
-            Trap.objects.filter(pk=trap.pk).update(weight=0.0)
-        else:
-            trap.delete()
+        _retire(trap)
         if shorter is not None:
-            Trap.objects.create(document=document, code="F0", text=shorter, expected_factual=label[0], expected_category=label[1] or "")
+            _create(document, "F0", shorter)
 
 
 COPY_TRAPS_FLAG = "copy_traps_added"
@@ -183,10 +295,9 @@ def add_copy_traps(document: Document, summary_sentences: list[str]) -> list[Tra
         return []
     existing = set(document.traps.values_list("text", flat=True))
     sentences = document.sentences or split_sentences(document.text)
-    label = TRAP_LABELS["F0"]
     with transaction.atomic():
         made = [
-            Trap.objects.create(document=document, code="F0", text=text, expected_factual=label[0], expected_category=label[1] or "")
+            _create(document, "F0", text)
             for text in summary_like_sentences(sentences, summary_sentences) if text not in existing
         ]
         metadata = {**(document.metadata or {}), COPY_TRAPS_FLAG: True}
@@ -196,11 +307,8 @@ def add_copy_traps(document: Document, summary_sentences: list[str]) -> list[Tra
 
 
 def generate_traps(document: Document, *, seed: int | None = None) -> list[Trap]:
-    """Create and return one trap of each kind that can be made from ``document`` (none if it has traps).
-
-    F4 needs another document in the same campaign; F1/F6 need a sentence that can be negated/has a
-    gendered pronoun. Nothing is created for a kind that cannot be made.
-    """
+    """Create and return a copy trap (F0) and the fluent error traps (:func:`fluent_error_traps`) that can be
+    made from ``document`` (none if it has traps)."""
     existing = list(document.traps.all())
     if existing:
         return existing
@@ -209,28 +317,48 @@ def generate_traps(document: Document, *, seed: int | None = None) -> list[Trap]
     pool = _candidates(sentences)
     if not pool:
         return []
-    shuffled = pool[:]
-    rng.shuffle(shuffled)
-    made: dict[str, str] = {"F0": shuffled[0], "F5": scramble(shuffled[-1], rng)}
-    negated = next((n for n in (negate(s) for s in shuffled[:8]) if n), None)
-    if negated:
-        made["F1"] = negated
-    swapped = next((s2 for s2 in (swap_pronouns(s) for s in shuffled) if s2), None)
-    if swapped:
-        made["F6"] = swapped
-    other = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("?").first()
-    if other is not None:
-        other_pool = [s for s in _candidates(other.sentences or split_sentences(other.text)) if s not in document.text]
-        if other_pool:
-            made["F4"] = rng.choice(other_pool)
+    made = {"F0": rng.choice(pool), **fluent_error_traps(sentences, rng)}
     with transaction.atomic():
-        return [
-            Trap.objects.create(
-                document=document, code=code, text=text,
-                expected_factual=TRAP_LABELS[code][0], expected_category=TRAP_LABELS[code][1] or "",
-            )
-            for code, text in sorted(made.items())
-        ]
+        return [_create(document, code, text) for code, text in sorted(made.items())]
+
+
+FLUENT_TRAPS_FLAG = "fluent_error_traps"
+#: Shipped error traps a script spots without reading the article: a sentence of another article, word salad.
+SPOTTED_CODES = ("F4", "F5")
+
+
+def spotted(code: str, text: str) -> bool:
+    """Whether a mechanical trap is one a script spots without reading: ``SPOTTED_CODES`` or a doubled
+    negation (:func:`doubled_negation`)."""
+    return code in SPOTTED_CODES or (code == "F1" and doubled_negation(text))
+
+
+def replacement_traps(kept_codes: Collection[str], sentences: Sequence[str], rng: random.Random) -> dict[str, str]:
+    """The fluent error traps (:func:`fluent_error_traps`) of the kinds not in ``kept_codes``."""
+    return {code: text for code, text in sorted(fluent_error_traps(sentences, rng).items()) if code not in kept_codes}
+
+
+def make_error_traps_fluent(document: Document, *, seed: int | None = None) -> list[Trap]:
+    """Once per document: retire its mechanical error traps a script spots (:func:`spotted`) and, when it
+    had any, give it instead the fluent error traps of the kinds it no longer shows
+    (:func:`replacement_traps`); returns the traps created now."""
+    if (document.metadata or {}).get(FLUENT_TRAPS_FLAG):
+        return []
+    mechanical = document.traps.filter(weight__gt=0, source=TrapSource.MECHANICAL).order_by("id")
+    with transaction.atomic():
+        found = [t for t in mechanical if spotted(t.code, t.text)]
+        for trap in found:
+            _retire(trap)
+        made = []
+        if found:
+            rng = random.Random(seed if seed is not None else document.pk)
+            sentences = document.sentences or split_sentences(document.text)
+            kept = set(mechanical.all().values_list("code", flat=True))
+            made = [_create(document, code, text) for code, text in replacement_traps(kept, sentences, rng).items()]
+        metadata = {**(document.metadata or {}), FLUENT_TRAPS_FLAG: True}
+        Document.objects.filter(pk=document.pk).update(metadata=metadata)
+        document.metadata = metadata
+    return made
 
 
 # ---------------------------------------------------------------- traps from accepted BUMP edits

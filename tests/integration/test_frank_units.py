@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 from django.test import RequestFactory
@@ -9,7 +10,7 @@ from django.test import RequestFactory
 from annotate.frank import content as frank_content
 from annotate.frank.protocol import score_qualification, tutorial_feedback
 from annotate.frank.relevance import relevant_sentences
-from annotate.frank.traps import generate_traps, negate, scramble, swap_pronouns
+from annotate.frank.traps import article_entities, doubled_negation, generate_traps, negate, swap_entity, swap_number, swap_pronouns
 from annotate.models import SentenceJudgement, Trap
 from annotate.providers import (
     ArrivalError,
@@ -108,24 +109,41 @@ def test_trap_transformations():
     assert negate("Lopez scored twice.") == "Lopez did not score twice."
     assert swap_pronouns("He said his team won.") == "She said her team won."
     assert swap_pronouns("The team won.") is None
-    scrambled = scramble("Lopez scored twice as Paris beat Lyon.", random.Random(3))
-    assert sorted(scrambled.lower().rstrip(".").split()) == sorted(["lopez", "scored", "twice", "as", "paris", "beat", "lyon"])
-    assert scrambled.lower().rstrip(".") != "lopez scored twice as paris beat lyon"
+    assert doubled_negation("there has not n't really been a hold-up.") and not doubled_negation("It has not been easy.")
+
+
+def test_swaps_make_one_fact_false_with_the_article_own_words():
+    sentence = "Lopez scored twice as Paris beat Lyon 3-1 in Madrid."
+    spans = article_entities([sentence])[0]
+    pool = {"GPE": ["Paris", "Lyon", "Madrid", "Marseille"], "PERSON": ["Lopez", "Anne Dupont"], "CARDINAL": ["3-1", "2-0"]}
+    for seed in range(5):
+        swapped = swap_entity(sentence, spans, pool, random.Random(seed))
+        assert swapped is not None and swapped != sentence
+        # One name exchanged for another of the same kind that the sentence did not hold.
+        assert len(swapped.split()) == len(sentence.split()) + ("Anne Dupont" in swapped)
+        assert {"Marseille", "Anne Dupont"} & set(re.findall(r"Marseille|Anne Dupont", swapped))
+    numbered = swap_number("The 39-year-old joined the club in 2019.", article_entities(["The 39-year-old joined the club in 2019."])[0],
+                           {}, random.Random(0))
+    assert numbered is not None and numbered != "The 39-year-old joined the club in 2019."
+    assert re.fullmatch(r"The \d+-year-old joined the club in \d{4}\.", numbered)
+    assert swap_number("Lopez scored twice.", [], {}, random.Random(0)) is None
 
 
 @pytest.mark.django_db
 def test_generate_traps_for_new_documents():
     campaign = make_campaign()
-    other = make_document(campaign, item=False, article=["The museum in Oslo reopened after a long renovation last week."])
-    assert other
+    make_document(campaign, item=False, article=["The museum in Oslo reopened after a long renovation last week."])
     document = make_document(campaign)
     traps = {t.code: t for t in generate_traps(document, seed=1)}
-    assert set(traps) == {"F0", "F1", "F4", "F5", "F6"}
+    # No word salad and no sentence of another article: every error trap is an article sentence with one fact made false.
+    assert set(traps) == {"F0", "F1", "F2", "F3", "F6"}
     assert traps["F0"].text in document.sentences and traps["F0"].expected_factual
     assert " not " in traps["F1"].text and traps["F1"].expected_category == "RelE"
-    assert traps["F4"].text.startswith("The museum in Oslo") and traps["F4"].expected_category == "OutE"
-    assert traps["F5"].expected_category == "GramE" and traps["F6"].expected_category == "CorefE"
+    assert traps["F2"].expected_category == "EntE" and traps["F3"].expected_category == ""
+    assert traps["F6"].expected_category == "CorefE"
     assert "he " in traps["F6"].text.lower() or "his" in traps["F6"].text.lower()
+    assert not any("Oslo" in t.text for t in traps.values())
+    assert not {t.text for t in traps.values() if t.code != "F0"} & set(document.sentences)
     # Idempotent: documents with traps keep them.
     assert len(generate_traps(document)) == 5 and Trap.objects.filter(document=document).count() == 5
 
