@@ -14,7 +14,7 @@ from annotate.views.tasks import family_campaign
 from taxonomies.frank import CATEGORIES
 
 from . import taxonomy
-from .words import words
+from .words import spaced_words, words
 
 
 @login_required
@@ -33,6 +33,6 @@ def task(request: HttpRequest, slug: str) -> HttpResponse:
                  "done": reverse("annotate:campaign-done", args=[slug]) + "?submitted=1"},
     }
     return render(request, "spans/task.html", {
-        "campaign": campaign, "data": data, "blocks": article_blocks(article), "words": data["words"], "types": taxonomy.TYPES,
+        "campaign": campaign, "data": data, "blocks": article_blocks(article), "words": spaced_words(summary.text), "types": taxonomy.TYPES,
         "frank_categories": CATEGORIES, "assignment": assignment,
     })

@@ -19,6 +19,18 @@ def words(text: str) -> list[str]:
     return [text[a:b] for a, b in word_tokens(text)]
 
 
+def spaced_words(text: str) -> list[tuple[str, bool]]:
+    """The words with whether a space precedes each (so "Leeds." shows without a gap before the full stop).
+
+    Examples
+    --------
+    >>> spaced_words("It rained, a lot.")
+    [('It', False), ('rained', True), (',', False), ('a', True), ('lot', True), ('.', False)]
+    """
+    tokens = word_tokens(text)
+    return [(text[a:b], k > 0 and a > tokens[k - 1][1]) for k, (a, b) in enumerate(tokens)]
+
+
 def sentence_bounds(word_list: Sequence[str]) -> list[tuple[int, int]]:
     """``(first, end)`` word ranges of the sentences (a sentence ends after ".", "!", "?").
 

@@ -39,6 +39,14 @@
     });
     document.getElementById("span-empty").hidden = spans.length > 0;
   }
+  // Where each sentence starts and ends, so an "entire sentence" error shows the sentence it will stand for (the
+  // server widens it the same way: a sentence ends after ".", "!" or "?").
+  const sentenceEnds = new Set([".", "!", "?", "...", "\u2026"]);
+  function widenToSentences(start, end) {
+    while (start > 0 && !sentenceEnds.has(data.words[start - 1])) start -= 1;
+    while (end < data.words.length && !sentenceEnds.has(data.words[end - 1])) end += 1;
+    return [start, end];
+  }
   function select(i, extend) {
     if (extend && anchor !== null) { focus = i; } else { anchor = i; focus = i; }
     if (spans.length || anchor !== null) noError.checked = false;
@@ -49,7 +57,8 @@
       event.preventDefault();
       el.focus();
       dragging = true;
-      select(i, event.shiftKey);
+      // A touch screen has no shift key: while a selection is open, a tap on another word extends it.
+      select(i, event.shiftKey || (event.pointerType === "touch" && anchor !== null));
     });
     el.addEventListener("pointerenter", function () { if (dragging) { focus = i; paint(); } });
     el.addEventListener("keydown", function (event) {
@@ -72,7 +81,9 @@
   document.getElementById("span-add").addEventListener("click", function () {
     const r = range();
     if (r === null) return;
-    spans.push({start: r[0], end: r[1], type: document.getElementById("span-type").value, frank: document.getElementById("span-frank").value});
+    const type = document.getElementById("span-type").value;
+    const bounds = type === "entire_sentence" ? widenToSentences(r[0], r[1]) : r;
+    spans.push({start: bounds[0], end: bounds[1], type: type, frank: document.getElementById("span-frank").value});
     anchor = focus = null;
     noError.checked = false;
     paint();
