@@ -8,8 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotate.models import Campaign, GoldLabel, GoldSource, Participation, Summary
-from annotate.services.control_items import mark_gold_public, remove_gold_label, set_gold_label
 from annotate.services.errors import InvalidSubmission
+from annotate.services.gold import mark_gold_public, remove_gold_label, set_gold_label
 from annotate.services.pay_rules import release_held_pay
 
 from .parsers import JSONParser

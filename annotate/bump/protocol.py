@@ -19,6 +19,7 @@ from django.db import transaction
 
 from annotate.bump import content as bump_content
 from annotate.bump import edits
+from annotate.bump import gold as bump_gold
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump.importer import import_bump
@@ -43,6 +44,7 @@ from annotate.protocols.base import (
     SubmissionResult,
 )
 from annotate.services.errors import InvalidSubmission
+from annotate.services.gold import SentenceGold
 from taxonomies import bump as bump_taxonomy
 
 logger = logging.getLogger(__name__)
@@ -163,7 +165,7 @@ def recognize_bump(sample: Sample) -> Recognition | None:
     return Recognition("a JSON array of BUMP pairs without 'corrected_error_type' (BUMP Task 2: any error)",
                        kind=CampaignKind.BUMP_FREE)
 
-class _BumpProtocol(Protocol):
+class _BumpProtocol(SentenceGold, Protocol):
     family = "bump"
     urls_module = "annotate.bump.urls"
     tutorial_url_name = None
@@ -198,6 +200,9 @@ class _BumpProtocol(Protocol):
 
     def pay_hold_reason(self, participation: Participation) -> str | None:
         return bump_pay.hold_reason(participation)
+
+    def import_gold(self, campaign: Campaign) -> int:
+        return bump_gold.import_bump_gold(campaign)
 
     def pay_deferral(self, participation: Participation, assignment: Assignment) -> str | None:
         return bump_pay.pay_deferral(participation, assignment)

@@ -18,6 +18,7 @@ from django.utils import timezone
 from annotate.frank import content as frank_content
 from annotate.frank import page_cache
 from annotate.frank.entities import entity_question
+from annotate.frank.gold import import_frank_gold
 from annotate.frank.importer import import_frank
 from annotate.frank.page import place_traps, present_page
 from annotate.frank.prepared import campaign_common_words, prepared_page, similarity_lookup, summary_sentences
@@ -55,10 +56,11 @@ from annotate.protocols.base import (
     QualificationForm,
     SubmissionResult,
 )
-from annotate.services.control_items import campaign_has_checks, sentence_page_features
 from annotate.services.errors import (
     InvalidSubmission,
 )
+from annotate.services.gold import SentenceGold, campaign_has_checks
+from annotate.services.overlap import sentence_page_features
 from taxonomies.frank import (
     BY_CODE,
     CATEGORIES,
@@ -334,7 +336,7 @@ def recognize_frank_zip(sample: Sample) -> Recognition | None:
         return Recognition("a zip holding human_annotations.json (FRANK's data folder or a FactLab FRANK export)")
     return None
 
-class FrankProtocol(Protocol):
+class FrankProtocol(SentenceGold, Protocol):
     kind = "frank"
     label = "FRANK sentence annotation"
     family = "frank"
@@ -372,6 +374,9 @@ class FrankProtocol(Protocol):
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": campaign.trap_rate > 0, "checks": campaign_has_checks(campaign), "entity_check": campaign.entity_check_enabled, "review": False}
+
+    def import_gold(self, campaign: Campaign) -> int:
+        return import_frank_gold(campaign)
 
     def qualification_form(self, campaign: Campaign, participation: Participation, post=None) -> QualificationForm:
         exercise = qualification_exercise(participation)

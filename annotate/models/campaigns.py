@@ -94,7 +94,7 @@ class Campaign(models.Model):
     trap_min_count = models.PositiveSmallIntegerField(default=3)
     min_seconds_per_sentence = models.FloatField(default=2.0, validators=[MinValueValidator(0.0)])
     relevant_sentences_k = models.PositiveSmallIntegerField(default=2, validators=[MaxValueValidator(20)])
-    # Control items: real items whose label is known (GoldLabel), scored by balanced accuracy (services/control_items.py)
+    # Control items: real items whose label is known (GoldLabel), scored by balanced accuracy (services/gold.py, services/quality.py)
     control_share = _share(0.2, "Share of each worker's items that carry gold labels (drawn at random per claim, not every k-th).")
     control_min_per_class = models.PositiveSmallIntegerField(
         default=2, validators=[MinValueValidator(1), MaxValueValidator(100)],

@@ -188,7 +188,7 @@ class GoldLabel(models.Model):
         help_text="Published (e.g. a released benchmark's label, or marked public by an admin): a worker may hold it, "
         "so it earns no bonus unless the campaign accepts public labels.",
     )
-    #: Word overlap of the sentence with its closest article sentence (control_items.sentence_overlap), computed
+    #: Word overlap of the sentence with its closest article sentence (services/overlap.sentence_overlap), computed
     #: when the label is set: the quality score is balanced within overlap bands, so a page rule earns nothing.
     overlap = models.FloatField(null=True, blank=True, help_text="Word overlap with the closest article sentence (0 to 1).")
     created_at = models.DateTimeField(auto_now_add=True)

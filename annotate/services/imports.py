@@ -17,7 +17,7 @@ from annotate.importers.store import Store
 from annotate.models import Campaign, Document
 from annotate.protocols import PROTOCOLS, dataset_formats
 from annotate.services.campaigns import create_campaign
-from annotate.services.control_items import gold_from_imported_labels
+from annotate.services.gold import gold_from_imported_labels
 
 SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores, "csv": import_csv_scores}
 

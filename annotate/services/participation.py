@@ -191,12 +191,12 @@ def unblock_participation(participation: Participation) -> Participation:
 
 def apply_quality_rules(participation: Participation) -> str | None:
     """Block the worker when their answers on known labels fall below the campaign's thresholds, all scored
-    as balanced accuracy (``control_items.quality_block_reason``).
+    as balanced accuracy (``quality.quality_block_reason``).
 
     Returns the block reason when the worker was blocked now, else None. Must be called with the
     participation's counters already updated.
     """
-    from .control_items import quality_block_reason
+    from .quality import quality_block_reason
 
     reason = None if participation.is_blocked else quality_block_reason(participation)
     if reason is not None:

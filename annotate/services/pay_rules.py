@@ -14,10 +14,10 @@ Decided once, at submission, from facts the worker cannot forge:
   once but held (``pending-pay``), then paid once the score exists, or refused when the worker is blocked
   (:func:`settle_pending_pay`): a script's first items earn nothing before it can be judged;
 * **no bonus while the balanced control score of recent work is below** ``bonus_min_score``: the most
-  recent checked answers of each class (:func:`~annotate.services.control_items.recent_quality`), so a
+  recent checked answers of each class (:func:`~annotate.services.quality.recent_quality`), so a
   worker who banked good work and stopped reading loses the bonus within a few items;
 * **no bonus while the balanced control score is unknown or below** ``bonus_min_score``
-  (:mod:`annotate.services.control_items`), in every campaign that has gold labels or shows traps; with
+  (:mod:`annotate.services.quality`), in every campaign that has gold labels or shows traps; with
   ``bonus_confidence`` > 0 the score must be above it with that confidence (per-class Wilson lower bounds),
   so that a few lucky answers early on never earn a bonus;
 * **held: answers a page feature predicts** (one threshold on the word overlap, the sentence length, ...)
@@ -50,16 +50,12 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 
-from .control_items import (
-    campaign_has_checks,
-    describe_recent,
-    worker_quality,
-    worker_recent_quality,
-)
+from .gold import campaign_has_checks
 from .independence import copy_hold, hold_unpaid_entries
 from .ledger import LedgerEntry, add_ledger_entries, add_ledger_entry
 from .participation import screened_out_by_reading_check
 from .predictable_answers import predictable_answers_hold
+from .quality import describe_recent, worker_quality, worker_recent_quality
 
 EDIT_BONUS_PREFIX = "edit-bonus"
 HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"

@@ -11,7 +11,7 @@ threshold separates them.
 
 At each submission (sentence-labelling protocols), over the worker's last :data:`RECENT_ITEMS` items: for
 each page feature a script computes (:data:`FEATURES`, kept in each assignment's layout when its page was
-laid out: :func:`~annotate.services.control_items.sentence_page_features`), the best one-threshold rule's
+laid out: :func:`~annotate.services.overlap.sentence_page_features`), the best one-threshold rule's
 balanced accuracy at predicting the worker's Yes/No answers (either direction). The worker's pay is held for
 review when, with at least :data:`MIN_ANSWERS_PER_CLASS` answers of each kind, one feature's rule predicts
 them with at least :data:`ALMOST_PERFECT` *and* the worker followed that rule where it contradicts the known
@@ -40,11 +40,11 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 
-from .control_items import scored_checks
+from .quality import scored_checks
 
 #: The page features a rule can answer by, in the order of an answer's ``features``: word overlap with the
 #: closest article sentence, the sentence's word count, its position in the summary, the summary's sentences.
-#: The names are those of the gold's predictability (control_items.PAGE_FEATURES).
+#: The names are those of the gold's predictability (gold_predictability.PAGE_FEATURES).
 FEATURES = ("word overlap", "sentence length", "sentence position", "summary length")
 #: What the evidence calls each feature, and the unit of its threshold.
 FEATURE_WORDS = {

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from annotate.models import Campaign, GoldLabel, Trap, TrapSource
 from annotate.protocols import protocol_for
-from annotate.services.control_items import campaign_has_checks
+from annotate.services.gold import campaign_has_checks
 
 
 @dataclass(frozen=True)

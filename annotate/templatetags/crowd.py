@@ -18,7 +18,7 @@ from annotate.models import Campaign, Participation, Worker
 from annotate.protocols import protocol_for
 from annotate.services.assignments import current_assignment
 from annotate.services.bonuses import worker_total
-from annotate.services.control_items import RECENT_CHECKS_PER_CLASS
+from annotate.services.quality import RECENT_CHECKS_PER_CLASS
 
 register = template.Library()
 

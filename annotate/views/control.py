@@ -16,19 +16,18 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 from annotate.services.attention import worker_attention
-from annotate.services.control_items import (
-    PREDICTABILITY_WARNING,
-    cached_gold_predictability,
+from annotate.services.errors import InvalidSubmission
+from annotate.services.gold import (
     gold_from_crowd,
     gold_from_imported_labels,
     mark_gold_public,
     remove_gold_label,
     set_gold_label,
-    worker_quality,
 )
-from annotate.services.errors import InvalidSubmission
+from annotate.services.gold_predictability import PREDICTABILITY_WARNING, cached_gold_predictability
 from annotate.services.independence import copy_flags
 from annotate.services.pay_rules import release_held_pay
+from annotate.services.quality import worker_quality
 from annotate.services.readiness import bonus_evidence
 
 from .access import staff_required
@@ -56,7 +55,7 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
         "copy_flags": copy_flags(campaign),  # pairs whose answers are not independent (services/independence.py)
         "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
-        # How well a script reading only the page separates the gold (control_items.gold_predictability).
+        # How well a script reading only the page separates the gold (gold_predictability.gold_predictability).
         "predictability": cached_gold_predictability(campaign),
         "predictability_warning": PREDICTABILITY_WARNING,
         # Bonuses need erroneous sentences whose label the page does not give away (services/pay_rules.py).
