@@ -13,7 +13,11 @@ Shapes: ``large`` = bart-large-cnn's (d_model 1024, 12+12 layers, 16 heads, FFN 
     .venv/bin/python benchmarks/coco_throughput.py --shape small --n 48
     .venv/bin/python benchmarks/coco_throughput.py --shape large --n 8
 
-Prints summaries per second for both, their ratio, and the largest score difference between them.
+Prints summaries per second for both, their ratio, and the largest score difference between them; with
+``--batch-sizes``, the batched scorer at each size with the share of the device's peak its pass uses
+(``benchmarks/_compute_share.py``) and the best size:
+
+    .venv/bin/python benchmarks/coco_throughput.py --shape large --n 64 --batch-sizes 8,16,32,64 --skip-naive   # GPU
 """
 from __future__ import annotations
 
@@ -127,6 +131,25 @@ def naive_coco(lm, document: str, summary: str, masks, mask_token: str) -> dict[
     return out
 
 
+def sweep_batch_sizes(model: str, masks: tuple[str, ...], args: argparse.Namespace, docs: list[str], sums: list[str]) -> None:
+    """The batched scorer at each of ``--batch-sizes``: summaries per second and the share of the device's peak."""
+    from benchmarks._compute_share import counted_flops, device_peak, share_line, timed
+    from metrics_service.scorers.coco import CoCo
+
+    best = None
+    for batch_size in (int(b) for b in args.batch_sizes.split(",")):
+        coco = CoCo(model=model, masks=masks, device=args.device, batch_size=batch_size)
+        lm = coco.load()
+        coco.score(docs[:2], sums[:2])
+        _, seconds = timed(lambda coco=coco: coco.score(docs, sums), str(lm.device))
+        flops = counted_flops(lambda coco=coco: coco.score(docs, sums))
+        line = share_line(flops, seconds, device_peak(str(lm.device), lm.dtype, args.peak_tflops))
+        print(f"batch {batch_size:4d}: {args.n / seconds:8.2f} summaries/s ({seconds:.1f}s); {line}")
+        if best is None or seconds < best[1]:
+            best = (batch_size, seconds, line)
+    print(f"best batch {best[0]}: {args.n / best[1]:.2f} summaries/s, {best[2]}")
+
+
 def main(argv: list[str] | None = None) -> int:
     import torch
 
@@ -142,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default=None)
     parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--batch-sizes", default="", help="comma-separated batch sizes to sweep for the batched scorer")
+    parser.add_argument("--peak-tflops", type=float, default=None, help="the device's peak, when it is not in the table")
     args = parser.parse_args(argv)
     masks = tuple(args.masks.split(","))
 
@@ -158,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
               f"({n_params:.0f}M params) pairs={args.n} masks={','.join(masks)} batch_size={args.batch_size} "
               f"mean source tokens={src_len:.0f} threads={torch.get_num_threads()} setup={time.perf_counter() - t0:.1f}s")
 
+        if args.batch_sizes:
+            sweep_batch_sizes(str(path), masks, args, docs, sums)
         t0 = time.perf_counter()
         batched = coco.score(docs, sums)
         if cuda:
