@@ -65,6 +65,8 @@ class SpansProtocol(Protocol):
     family = "spans"
     urls_module = "annotate.spans.urls"
     task_url_name = "spans-task"
+    # The admin campaign page links to the reviewers' gold spans.
+    review_url_name = "spans-gold"
     labels_sentences = False  # the answers are word spans: no sentence labels for adaptive redundancy
     terms: ClassVar[dict[str, str | None]] = {
         "items": "Summaries", "items_csv": "summaries", "trap_score": "Control score", "entity": None,

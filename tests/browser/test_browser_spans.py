@@ -160,3 +160,25 @@ def test_a_worker_marks_spans_on_a_390_px_phone(browser, live_server, campaign, 
         assert errors == []
     finally:
         context.close()
+
+
+def test_a_reviewer_sets_a_gold_span_in_the_browser(browser_page, live_server, campaign, screenshot):
+    page = browser_page
+    make_worker("span-reviewer", staff=True)
+    live_login(page, live_server, "span-reviewer", PASSWORD)
+    page.goto(f"{live_server.url}/c/{campaign.slug}/spans/gold/")
+    first = page.locator("#gold-summaries a[data-summary]").first
+    summary_id = int(first.get_attribute("data-summary"))
+    first.click()
+    page.wait_for_selector(WORD)
+    page.locator(WORD).nth(1).click()
+    page.locator(WORD).nth(2).click(modifiers=["Shift"])
+    page.select_option("#span-type", "intrinsic_np")
+    page.click("#span-add")
+    screenshot(page, "spans-04-gold")
+    page.click("#submit-spans")
+    page.wait_for_selector("#gold-summaries")
+    gold = GoldSpans.objects.get(summary_id=summary_id)
+    assert (gold.spans, gold.origin, gold.set_by.username) == ([[1, 3, "intrinsic_np"]], "admin", "span-reviewer")
+    assert "Set by an admin: 1 span" in page.inner_text("#gold-summaries")
+    assert page.js_errors == []

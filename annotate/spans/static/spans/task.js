@@ -9,7 +9,9 @@
   const list = document.getElementById("span-list");
   const noError = document.getElementById("no-error");
   const errorBox = document.getElementById("submit-error");
-  const spans = [];
+  // The gold page opens with the current gold; a task page with nothing.
+  const spans = (data.initial || []).slice();
+  noError.checked = Boolean(data.initial_no_error);
   let anchor = null, focus = null, dragging = false;
 
   function range() {
@@ -99,7 +101,8 @@
     submit.disabled = true;
     document.getElementById("submit-status").textContent = "Sending…";
     const response = await factlab.postJSON(data.urls.submit, {
-      no_error: noError.checked, spans: spans, submission_key: data.submission_key, signals: factlab.attention.snapshot(),
+      no_error: noError.checked, spans: spans, submission_key: data.submission_key,
+      signals: factlab.attention ? factlab.attention.snapshot() : {},
     });
     if (response.ok) { window.location.href = response.data.next || data.urls.done; return; }
     submit.disabled = false;
