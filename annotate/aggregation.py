@@ -2,16 +2,18 @@
 
 One definition used by the campaign pages, the FRANK export and (through the same rules, on pandas
 frames) ``metrics_service.stats.factuality``: a sentence is factual when at least half of its annotators
-say so; its error categories are the modal codes of its annotators; ``Factuality`` is the mean over
+say so (:func:`metrics_service.stats.majority.majority_label`, ties factual); its error categories are the
+modal codes of its annotators (``modal_categories``); ``Factuality`` is the mean over
 judged sentences of the majority label; a category's (or group's) score is 1 - the share of sentences
 whose modal codes include it; ``Flip_<c>`` is the Factuality after dropping ``c`` from every judgement.
 Trap answers never enter (they are stored apart, as ``TrapAnswer``).
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable
 
+from metrics_service.stats.majority import majority_label, modal_categories
 from taxonomies.frank import CODES, GROUPS, data_file_key, normalize_code
 
 
@@ -27,14 +29,8 @@ def majority_units(votes: list[tuple[int, bool, frozenset[str]]]) -> list[tuple[
     units = []
     for index in sorted(by_sentence):
         group = by_sentence[index]
-        factual = sum(f for f, _ in group) * 2 >= len(group)
-        modal: frozenset[str] = frozenset()
-        if not factual:
-            counts = Counter(code for _, codes in group for code in codes)
-            if counts:
-                top = max(counts.values())
-                modal = frozenset(c for c, n in counts.items() if n == top)
-        units.append((factual, modal))
+        factual = bool(majority_label(sum(f for f, _ in group), len(group)))
+        units.append((factual, frozenset() if factual else modal_categories(codes for _, codes in group)))
     return units
 
 

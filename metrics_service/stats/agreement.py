@@ -8,7 +8,7 @@ Input is a long table of judgements, one row per (summary, sentence, worker)::
 A *unit* is one (summary_id, sentence_index); only units with at least two judgements count.
 
 * Majority label of a unit: factual when at least half of its annotators said factual (ties count as
-  factual, the benefit of the doubt).
+  factual, the benefit of the doubt: :func:`~metrics_service.stats.majority.majority_label`).
 * ``majority_agreement``: the share of all judgements (pooled over units) that agree with their unit's
   majority label (FRANK: 91%).
 * Fleiss' kappa (statsmodels) needs the same number of raters on every unit: it is computed on the units
@@ -34,6 +34,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa
 from taxonomies.frank import CODES, normalize_code
 
 from ._util import clean_float
+from .majority import majority_label
 
 UNIT = ["summary_id", "sentence_index"]
 NO_CATEGORY = "none"
@@ -91,6 +92,20 @@ def krippendorff_nominal(judgements: pd.DataFrame, label: str) -> float | None:
     return clean_float(alpha)
 
 
+def unit_majority(judgements: pd.DataFrame) -> pd.Series:
+    """The majority label of each unit (indexed by ``summary_id, sentence_index``), by the module's tie rule.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"summary_id": [1, 1, 2, 2], "sentence_index": [0, 0, 0, 0], "factual": [True, False, False, False]})
+    >>> unit_majority(table).tolist()
+    [True, False]
+    """
+    votes = judgements.assign(factual=judgements["factual"].astype(bool)).groupby(UNIT)["factual"].agg(["sum", "count"])
+    labels = [bool(majority_label(int(factual), int(total))) for factual, total in zip(votes["sum"], votes["count"])]
+    return pd.Series(labels, index=votes.index, dtype=bool, name="majority")
+
+
 def majority_share(judgements: pd.DataFrame, label: str) -> float | None:
     """Pooled share of judgements that agree with their unit's most frequent ``label``."""
     if judgements.empty:
@@ -110,10 +125,7 @@ def factual_agreement(judgements: pd.DataFrame) -> dict | None:
         return None
     units = units.assign(label=units["factual"].astype(bool).map({True: "factual", False: "not_factual"}))
     kappa, used = fleiss_from_labels(units, "label")
-    # Majority by the tie rule of the module docstring (ties count as factual).
-    share_factual = units.groupby(UNIT)["factual"].mean()
-    majority = (share_factual >= 0.5).rename("majority")
-    joined = units.join(majority, on=UNIT)
+    joined = units.join(unit_majority(units), on=UNIT)
     agree = (joined["factual"].astype(bool) == joined["majority"]).mean()
     raters = units.groupby(UNIT)["worker_id"].nunique()
     return {
@@ -167,7 +179,7 @@ def expert_agreement(judgements: pd.DataFrame, experts: pd.DataFrame) -> dict | 
     """
     if judgements.empty or experts.empty:
         return None
-    crowd = (judgements.groupby(UNIT)["factual"].mean() >= 0.5).rename("crowd")
+    crowd = unit_majority(judgements).rename("crowd")
     pairs = experts.join(crowd, on=UNIT, how="inner")
     if pairs.empty:
         return None

@@ -2,9 +2,10 @@
 
 Definitions (one *unit* is a summary sentence; see ``agreement`` for the judgement table):
 
-* The majority label of a unit is "factual" when at least half of its annotators said factual.
+* The majority label of a unit is "factual" when at least half of its annotators said factual
+  (:func:`~metrics_service.stats.majority.majority_label`, ties factual).
 * The error categories of a non-factual unit are its *modal* categories: the codes chosen by the most
-  annotators (all tied codes are kept).
+  annotators (all tied codes are kept; :func:`~metrics_service.stats.majority.modal_categories`).
 * Human factuality of a summary = mean over its judged sentences of the majority label (1 factual, 0 not);
   its score for category ``c`` = 1 - share of its sentences whose error categories include ``c`` (FRANK's
   per-category columns); a summary "has an error of category c" when that score is below 1.
@@ -14,7 +15,6 @@ Definitions (one *unit* is a summary sentence; see ``agreement`` for the judgeme
 """
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -23,6 +23,7 @@ import pandas as pd
 from taxonomies.frank import CODES, GROUPS, normalize_code
 
 from ._util import clean_float
+from .majority import majority_label, modal_categories
 
 UNIT = ["summary_id", "sentence_index"]
 NO_ERROR = "NoE"
@@ -41,14 +42,11 @@ def sentence_majority(judgements: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=UNIT + ["n", "factual", "categories"])
     rows = []
     for (summary_id, sentence_index), group in judgements.groupby(UNIT, sort=True):
-        factual_votes = group["factual"].astype(bool)
-        majority_factual = bool(factual_votes.mean() >= 0.5)
+        majority_factual = bool(majority_label(int(group["factual"].astype(bool).sum()), len(group)))
         categories: tuple[str, ...] = ()
         if not majority_factual:
-            votes = Counter(code for cats in group["categories"] for code in _codes(cats))
-            if votes:
-                top = max(votes.values())
-                categories = tuple(c for c in CODES if votes.get(c) == top)
+            modal = modal_categories(_codes(cats) for cats in group["categories"])
+            categories = tuple(c for c in CODES if c in modal)
         rows.append((summary_id, sentence_index, len(group), majority_factual, categories))
     return pd.DataFrame(rows, columns=UNIT + ["n", "factual", "categories"])
 
