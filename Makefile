@@ -7,8 +7,11 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 FRANK_DATA ?= $(if $(wildcard ../shared/data/frank/human_annotations.json),../shared/data/frank,data/frank-subset)
 PYTEST_ARGS ?=
+# The fast lane: tests/unit (no database, broker, worker or browser) but its slow tests (a model to load, a
+# subprocess, a whole corpus), and the statistics' docstring examples.
+FAST_LANE := tests/unit metrics_service/stats
 
-.PHONY: install install-dev browser services demo serve test lint clean
+.PHONY: install install-dev browser services demo serve test test-fast lint clean
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -42,7 +45,9 @@ serve:
 services:
 	@PYTHON=$(PY) scripts/ensure_services.sh
 
-# Command 2: install everything, make sure PostgreSQL and Redis answer, and run the whole suite.
+# Command 2: install everything, make sure PostgreSQL and Redis answer, lint, run the fast lane, then every
+# other test (tests/integration, tests/celery, tests/browser and the unit lane's slow tests) in one pass:
+# tests/unit's conftest marks its tests `unit`, so no test runs twice.
 # PGPASSWORD: the password ensure_services.sh gives a cluster it installed (ignored where local access is trusted).
 test: install-dev browser services
 	eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
@@ -50,7 +55,12 @@ test: install-dev browser services
 	echo "database: $${DATABASE_URL}  broker: $${REDIS_URL}"; \
 	$(VENV)/bin/ruff check . && \
 	$(VENV)/bin/lint-imports && \
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(MAKE) --no-print-directory test-fast && \
+	$(PY) -m pytest tests -m "not unit or slow" $(PYTEST_ARGS)
+
+# Seconds to a minute or two, with no services: needs only `make install-dev` once.
+test-fast:
+	$(PY) -m pytest $(FAST_LANE) -m "not slow" $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check .

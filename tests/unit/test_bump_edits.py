@@ -136,6 +136,7 @@ def test_accuracy_qualification_is_a_pool_and_asks_for_the_error_type():
     assert "error_type" not in str(bump_content.accuracy_public_view(test)["summaries"])
 
 
+@pytest.mark.slow
 def test_sentence_rule_counts_punctuation_so_a_one_word_edit_never_moves_a_boundary(samples_dir):
     """The parser-based split gave 4 vs 5 sentences for BUMP's reference 3 after changing its first word."""
     from annotate.bump.protocol import count_sentences

@@ -94,6 +94,7 @@ def test_a_trap_in_a_lower_case_summary_with_unk_is_styled_like_it():
     assert trap == "The obesity issue is the most troubling, Dr Kujala says"  # no final full stop, like its summary
 
 
+@pytest.mark.slow
 def test_every_frank_article_summary_and_trap_renders_without_artefacts(records):
     problems: list[str] = []
     glued = 0

@@ -51,6 +51,7 @@ def test_bleu_matches_sacrebleu():
     assert list(Bleu().score(DOCS, SUMMARIES)) == ["bleu_article"]
 
 
+@pytest.mark.slow
 def test_meteor_matches_nltk(wordnet_data_dir):  # noqa: F811
     from nltk.translate.meteor_score import meteor_score
 
@@ -105,6 +106,7 @@ def test_install_wordnet_is_idempotent_with_lf_real_files(tmp_path):
     }
 
 
+@pytest.mark.slow
 def test_install_wordnet_script_uses_nltk_data_env(tmp_path):
     target = tmp_path / "nltk"
     env = {"NLTK_DATA": str(target), "PATH": "/usr/bin:/bin"}
@@ -115,6 +117,7 @@ def test_install_wordnet_script_uses_nltk_data_env(tmp_path):
     assert (target / "corpora" / "wordnet" / "data.noun").is_file()
 
 
+@pytest.mark.slow
 def test_light_scorers_do_not_import_torch(wordnet_data_dir):  # noqa: F811
     code = (
         "import sys\n"

@@ -34,6 +34,7 @@ def bertscore():
     return BERTScore(device="cpu")
 
 
+@pytest.mark.slow  # loads the bundled MiniLM
 def test_bertscore_minilm(bertscore):
     import bert_score
 

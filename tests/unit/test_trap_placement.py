@@ -1,6 +1,8 @@
 """A trap takes the place of a summary sentence: the page's counts (sentences, words, data set) do not tell it."""
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.trap_style_auc import (
     count_rows,
     cross_validated_auc,
@@ -10,6 +12,7 @@ from benchmarks.trap_style_auc import (
 )
 
 
+@pytest.mark.slow
 def test_a_trap_leaves_the_sentence_count_and_length_of_frank_xsum_summaries_as_they_were(frank_dir):
     datasets = dataset_of(frank_dir)
     articles = [a for a in load_articles(frank_dir, None) if datasets.get(a[0]) == "bbc"][:150]
