@@ -78,7 +78,7 @@ from annotate.models import Campaign, Document, ImportJob, Item, PagePreparation
 from annotate.services.page_preparations import queue_page_preparation
 from annotate.services.researchers import create_researcher
 from metrics_service.models import ScoringJob
-from metrics_service.services import submit_scoring_job
+from metrics_service.scoring.jobs import submit_scoring_job
 User = get_user_model()
 admin = User.objects.create_user("fuzz-admin", password=None, is_staff=True, is_superuser=True)
 slugs = list(Campaign.objects.values_list("slug", flat=True))

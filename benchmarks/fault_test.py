@@ -157,7 +157,7 @@ def celery_phase(args, env: dict[str, str]) -> dict:
     from annotate.models import Campaign, MetricScore, Summary
     from factlab.celery import app
     from metrics_service.models import ChunkStatus, JobStatus, ScoringChunk
-    from metrics_service.services import submit_scoring_job
+    from metrics_service.scoring.jobs import submit_scoring_job
 
     broker_url = redis_url(args.broker_db)
     flush_redis(args.broker_db)
@@ -225,7 +225,7 @@ def worker_heal_phase(args, env: dict[str, str]) -> dict:
     from annotate.models import Campaign, MetricScore, Summary
     from factlab.celery import app
     from metrics_service.models import ChunkStatus, JobStatus, ScoringChunk
-    from metrics_service.services import submit_scoring_job
+    from metrics_service.scoring.jobs import submit_scoring_job
     from metrics_service.tasks import heal_scoring_jobs
 
     broker_url = redis_url(args.broker_db)
@@ -320,7 +320,7 @@ def redis_outage_phase(args, env: dict[str, str], sessions: list[str]) -> dict:
     from factlab.celery import app
     from factlab.jobs import broker_available
     from metrics_service.models import JobStatus
-    from metrics_service.services import submit_scoring_job
+    from metrics_service.scoring.jobs import submit_scoring_job
     from metrics_service.tasks import heal_scoring_jobs
 
     logging.getLogger("factlab.jobs").setLevel(logging.WARNING)  # show what could not be sent, and when

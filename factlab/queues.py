@@ -7,7 +7,7 @@
   they queue apart: an import never waits behind reports (``metrics_service.report_jobs.request_report`` also
   coalesces identical requests and limits each user's open report jobs).
 * ``cpu``: long CPU work: task-page preparation after an import, and light metric scoring.
-* ``gpu``: model-based metric scoring (``metrics_service.services.submit_scoring_job`` names the queue).
+* ``gpu``: model-based metric scoring (``metrics_service.scoring.jobs.submit_scoring_job`` names the queue).
 
 A worker consuming ``interactive`` must not also consume ``reports``, ``cpu`` or ``gpu`` with a single slot, else an
 import can still wait behind reports or an hour of scoring: run one worker per line of :data:`WORKER_QUEUES`.

@@ -6,8 +6,8 @@ from django.utils.html import format_html
 
 from annotate.admin import CampaignAdmin
 
-from . import services
 from .models import ScoringChunk, ScoringJob
+from .scoring import jobs
 
 
 class ScoringChunkInline(admin.TabularInline):
@@ -55,7 +55,7 @@ class ScoringJobAdmin(admin.ModelAdmin):
         cancelled, refused = 0, []
         for job in queryset:
             try:
-                services.cancel_scoring_job(job)
+                jobs.cancel_scoring_job(job)
                 cancelled += 1
             except ValueError as exc:
                 refused.append(str(exc))
@@ -71,7 +71,7 @@ def score_rouge_bleu(modeladmin, request, queryset) -> None:
     for campaign in queryset:
         for metric in ("rouge", "bleu"):
             try:
-                job = services.submit_scoring_job(metric=metric, campaign=campaign, user=request.user)
+                job = jobs.submit_scoring_job(metric=metric, campaign=campaign, user=request.user)
             except ValueError as exc:
                 modeladmin.message_user(request, f"{campaign.slug}: {metric} not submitted: {exc}", level=messages.ERROR)
             else:

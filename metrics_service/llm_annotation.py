@@ -33,8 +33,8 @@ from annotate.protocols import protocol_for
 from metrics_service.scorers import ScorerError
 from metrics_service.scorers.llm import LLMAnswerError
 
-from . import services
 from .models import ScoringJob
+from .scoring import jobs, registry
 
 LLM_PROVIDER = "llm"
 LLM_METRIC = "llm_frank"
@@ -77,7 +77,7 @@ def submit_llm_annotation(
     config = dict(config or {})
     if model:
         config["model"] = model
-    return services.submit_scoring_job(
+    return jobs.submit_scoring_job(
         metric=LLM_METRIC, config=config, campaign=campaign, summary_ids=annotation_targets(campaign),
         user=user, chunk_size=chunk_size, sync=sync, progress=progress,
     )
@@ -88,7 +88,7 @@ def annotate_chunk(job: ScoringJob, summary_ids: Sequence[int]) -> tuple[list[Me
     if job.campaign_id is not None and protocol_for(job.campaign.kind).family != "frank":
         # Submitted as a plain metric on another protocol's campaign: FRANK labels would not belong there.
         raise ScorerError(f"campaign {job.campaign.slug!r} is a {job.campaign.kind} campaign; the LLM annotator does the FRANK task")
-    scorer = services._cached_scorer(job)
+    scorer = registry.cached_scorer(job)
     summaries = list(Summary.objects.filter(pk__in=summary_ids).select_related("document").order_by("id"))
     sentence_lists = [list(s.sentences) or [s.text] for s in summaries]
     verdicts = scorer.judge_summaries([s.document.text for s in summaries], sentence_lists)

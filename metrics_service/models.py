@@ -1,6 +1,6 @@
 """Scoring jobs: one metric with one configuration over a set of summaries, split into chunks.
 
-A job's progress is derived from its chunks (``metrics_service.services``), never incremented, so a
+A job's progress is derived from its chunks (``metrics_service.scoring.chunks.refresh_job``), never incremented, so a
 retried or re-delivered chunk cannot count twice. Scores themselves live in ``annotate.MetricScore``.
 """
 from __future__ import annotations

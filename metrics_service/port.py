@@ -10,9 +10,9 @@ from typing import Any
 
 
 def metric_names() -> list[str]:
-    from metrics_service import services  # its registry includes the deployment's extra scorers
+    from metrics_service.scoring.registry import REGISTRY  # the deployment's extra scorers included
 
-    return sorted(services.REGISTRY)
+    return sorted(REGISTRY)
 
 
 def metric_direction(metric: str, source: str) -> int:
@@ -28,13 +28,13 @@ def worker_reliability(campaign) -> tuple[dict[int, dict], Any]:
 
 
 def scoring_jobs(campaign) -> list[dict[str, Any]]:
-    from metrics_service.services import campaign_scoring_jobs
+    from metrics_service.scoring.jobs import campaign_scoring_jobs
 
     return campaign_scoring_jobs(campaign)
 
 
 def submit_scoring_job(*, metric: str, campaign, user) -> Any:
-    from metrics_service.services import submit_scoring_job as submit
+    from metrics_service.scoring.jobs import submit_scoring_job as submit
 
     return submit(metric=metric, campaign=campaign, user=user)
 
@@ -46,9 +46,9 @@ def scoring_job(campaign, job_id: int) -> Any | None:
 
 
 def change_scoring_job(job, action: str) -> Any:
-    from metrics_service import services
+    from metrics_service.scoring import jobs
 
-    return {"cancel": services.cancel_scoring_job, "retry": services.retry_scoring_job}[action](job)
+    return {"cancel": jobs.cancel_scoring_job, "retry": jobs.retry_scoring_job}[action](job)
 
 
 def recompute_figures(sender, campaign, delay: float | None = None, **kwargs) -> None:
@@ -60,6 +60,6 @@ def recompute_figures(sender, campaign, delay: float | None = None, **kwargs) ->
 
 def score_new_summaries(sender, campaign, summary_ids: Sequence[int], **kwargs) -> None:
     """Receiver of ``annotate.signals.summaries_added``: the campaign's ``auto_score_metrics`` score them."""
-    from metrics_service.services import auto_score_summaries
+    from metrics_service.scoring.jobs import auto_score_summaries
 
     auto_score_summaries(campaign, summary_ids)

@@ -1,14 +1,14 @@
-"""Celery tasks of the metrics service: thin wrappers around ``metrics_service.services``.
+"""Celery tasks of the metrics service: thin wrappers around ``metrics_service.scoring`` (chunks, healing, jobs).
 
 ``score_chunk`` is sent to the ``gpu`` queue for model-based scorers and to ``cpu`` otherwise (see
-``services.submit_scoring_job``); it is acknowledged late, so a worker killed mid-chunk leaves the
+``scoring.jobs.submit_scoring_job``); it is acknowledged late, so a worker killed mid-chunk leaves the
 message to be re-delivered, and it retries failed chunks with exponential backoff.
 """
 from __future__ import annotations
 
 from celery import shared_task
 
-from . import services
+from .scoring import chunks, healing
 
 MAX_RETRIES = 3
 BACKOFF_BASE_SECONDS = 5
@@ -29,8 +29,8 @@ def score_chunk(self, chunk_id: int) -> str:
     # Eager runs (no broker, tests) cannot wait for a retry: their first failure is final.
     final = bool(self.request.is_eager) or self.request.retries >= self.max_retries
     try:
-        return services.process_chunk(chunk_id, final_attempt=final)
-    except services.RetryableChunkError as exc:
+        return chunks.process_chunk(chunk_id, final_attempt=final)
+    except chunks.RetryableChunkError as exc:
         raise self.retry(exc=exc, countdown=backoff_seconds(self.request.retries)) from exc
 
 
@@ -40,7 +40,7 @@ def requeue_stale_chunks_task(older_than_seconds: int | None = None) -> list[int
     from datetime import timedelta
 
     older_than = timedelta(seconds=older_than_seconds) if older_than_seconds is not None else None
-    return services.requeue_stale_chunks(older_than)
+    return healing.requeue_stale_chunks(older_than)
 
 
 @shared_task(name="metrics_service.tasks.heal_scoring_jobs", ignore_result=True)
@@ -54,9 +54,9 @@ def heal_scoring_jobs() -> dict[str, list[int]]:
 
     grace = timedelta(seconds=settings.FACTLAB_HEAL_GRACE_SECONDS)
     return {
-        "orphaned": services.requeue_orphaned_chunks(grace),
-        "undispatched": services.resend_undispatched_chunks(
+        "orphaned": healing.requeue_orphaned_chunks(grace),
+        "undispatched": healing.resend_undispatched_chunks(
             grace, timedelta(seconds=settings.FACTLAB_HEAL_PENDING_SECONDS)
         ),
-        "stale": services.requeue_stale_chunks(),
+        "stale": healing.requeue_stale_chunks(),
     }

@@ -292,13 +292,13 @@ def llm_env(llm_server, tmp_path, monkeypatch):
     monkeypatch.setenv("FACTLAB_LLM_BASE_URL", llm_server.base_url)
     monkeypatch.setenv("FACTLAB_LLM_MODEL", llm_server.model_name)
     monkeypatch.setenv("FACTLAB_LLM_CACHE", str(tmp_path / "llm-cache.sqlite3"))
-    from metrics_service import services
+    from metrics_service.scoring import registry
 
-    services._SCORER_CACHE.clear()  # scorers of earlier tests hold clients bound to their own cache files
+    registry._SCORER_CACHE.clear()  # scorers of earlier tests hold clients bound to their own cache files
     _reset(llm_server)
     yield llm_server
     _reset(llm_server)
-    services._SCORER_CACHE.clear()
+    registry._SCORER_CACHE.clear()
 
 
 def main() -> None:

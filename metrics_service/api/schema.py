@@ -6,9 +6,9 @@ from annotate.api.schema import REGISTRY_ENUMS_IN_BODIES
 
 def _metric_names() -> list[str]:
     # The registry as the scoring service checks it (deployment scorers from FACTLAB_EXTRA_SCORERS included).
-    from metrics_service import services
+    from metrics_service.scoring.registry import REGISTRY
 
-    return sorted(services.REGISTRY)
+    return sorted(REGISTRY)
 
 
 REGISTRY_ENUMS_IN_BODIES.update({

@@ -17,7 +17,7 @@ class ScoringJobCreateSerializer(serializers.Serializer):
 
 
 class ScoringJobSerializer(serializers.Serializer):
-    """A scoring job's progress (``metrics_service.services.job_progress``)."""
+    """A scoring job's progress (``metrics_service.scoring.jobs.job_progress``)."""
 
     id = serializers.IntegerField()
     metric = serializers.CharField()

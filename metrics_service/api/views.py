@@ -16,10 +16,10 @@ from metrics_service.api import serializers
 
 def _scoring():
     # Imported lazily: the URLconf loads this module without the scoring service's heavy dependencies.
-    from metrics_service import services
     from metrics_service.models import ScoringJob
+    from metrics_service.scoring import jobs
 
-    return services, ScoringJob
+    return jobs, ScoringJob
 
 
 @extend_schema_view(
@@ -43,8 +43,8 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
         return ScoringJob.objects.filter(campaign=self.campaign).order_by("-created_at", "-id")
 
     def _progress(self, job) -> dict:
-        services, _ = _scoring()
-        return services.job_progress(job)
+        jobs, _ = _scoring()
+        return jobs.job_progress(job)
 
     def list(self, request, slug=None):
         page = self.paginate_queryset(self.get_queryset())
@@ -54,13 +54,13 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
         return Response(self._progress(self.get_object()))
 
     def create(self, request, slug=None):
-        services, _ = _scoring()
+        jobs, _ = _scoring()
         body = serializers.ScoringJobCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         require_broker()  # 503 before anything is stored: chunks need the task queue
         try:
-            job = services.submit_scoring_job(
+            job = jobs.submit_scoring_job(
                 metric=data["metric"], config=data.get("config") or None, campaign=self.campaign,
                 summary_ids=data.get("summary_ids"), user=request.user, chunk_size=data["chunk_size"],
             )
@@ -92,9 +92,9 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
 
     @action(detail=True, methods=["post"])
     def cancel(self, request, slug=None, pk=None):
-        services, _ = _scoring()
+        jobs, _ = _scoring()
         try:
-            job = services.cancel_scoring_job(self.get_object())
+            job = jobs.cancel_scoring_job(self.get_object())
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(self._progress(job))
@@ -102,12 +102,40 @@ class ScoringJobViewSet(CampaignScoped, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def retry(self, request, slug=None, pk=None):
         """Score the failed and skipped chunks of a failed or cancelled job again."""
-        services, _ = _scoring()
+        jobs, _ = _scoring()
         try:
-            job = services.retry_scoring_job(self.get_object())
+            job = jobs.retry_scoring_job(self.get_object())
         except ValueError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(self._progress(job), status=status.HTTP_202_ACCEPTED)
+
+
+class LabelRefitView(CampaignScoped, APIView):
+    """The campaign's stored sentence labels (the label model's posteriors and intervals, which the exports'
+    ``label_*`` columns carry) and refits on demand.
+
+    GET: how many labels are stored, by which model, when they were refitted, and whether judgements arrived
+    since (``stale``). POST: a worker refits the campaign's ``label_model`` on all its judgements (imported
+    ones included); 202 with the state and ``already_queued`` (true when a refit asked for in the last minute
+    is still to come: this request joins it). 400 for a campaign whose workers do not label sentences (BUMP).
+    """
+
+    @extend_schema(parameters=[SLUG], responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, slug=None):
+        from metrics_service.label_refits import label_state
+
+        return Response(label_state(self.campaign))
+
+    @extend_schema(parameters=[SLUG], request=None, responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 503: OpenApiTypes.OBJECT})
+    def post(self, request, slug=None):
+        from metrics_service.label_refits import RefitRefused, label_state, request_label_refit
+
+        require_broker()  # 503 when no worker could ever receive the refit
+        try:
+            queued = request_label_refit(self.campaign)
+        except RefitRefused as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+        return Response({**label_state(self.campaign), "already_queued": not queued}, status=status.HTTP_202_ACCEPTED)
 
 
 class ReportView(CampaignScoped, APIView):

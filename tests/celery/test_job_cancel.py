@@ -30,7 +30,7 @@ from factlab.jobs import (
 )
 from metrics_service.models import ChunkStatus
 from metrics_service.scorers import REGISTRY
-from metrics_service.services import cancel_scoring_job, submit_scoring_job
+from metrics_service.scoring.jobs import cancel_scoring_job, submit_scoring_job
 from tests.celery.test_scoring_jobs_worker import WORKER_ENV
 from tests.celery.test_scoring_jobs_worker import make_campaign as make_scoring_campaign
 from tests.celery_helpers import TEST_SCORERS, CeleryWorker, broker, redis_url, wait_for

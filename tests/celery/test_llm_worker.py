@@ -7,7 +7,7 @@ import pytest
 from annotate.models import JudgementSource, MetricScore, SentenceJudgement, Summary
 from metrics_service.llm_annotation import submit_llm_annotation
 from metrics_service.models import JobStatus, ScoringJob
-from metrics_service.services import submit_scoring_job
+from metrics_service.scoring.jobs import submit_scoring_job
 from tests.celery_helpers import CeleryWorker, broker, redis_url, wait_for
 from tests.llm_server import llm_env, llm_server  # noqa: F401 (fixtures)
 from tests.tiny_models import tiny_causal_lm_dir  # noqa: F401 (fixture)

@@ -21,7 +21,7 @@ from annotate.tasks import heal_import_jobs, heal_page_preparations
 from factlab import queues
 from metrics_service.models import ChunkStatus, JobStatus
 from metrics_service.scorers import REGISTRY
-from metrics_service.services import submit_scoring_job
+from metrics_service.scoring.jobs import submit_scoring_job
 from metrics_service.tasks import heal_scoring_jobs
 from tests.celery.test_scoring_jobs_worker import WORKER_ENV, job_finished
 from tests.celery.test_scoring_jobs_worker import make_campaign as make_scoring_campaign

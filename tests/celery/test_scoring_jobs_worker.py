@@ -11,7 +11,7 @@ import pytest
 from annotate.models import Campaign, Document, MetricScore, Summary
 from metrics_service.models import ChunkStatus, JobStatus, ScoringJob
 from metrics_service.scorers import REGISTRY
-from metrics_service.services import submit_scoring_job
+from metrics_service.scoring.jobs import submit_scoring_job
 from tests.celery_helpers import (
     EXTRA_SCORERS_ENV,
     TEST_SCORERS,

@@ -26,7 +26,8 @@ from annotate.tasks import expire_stale_assignments, heal_import_jobs
 from factlab.jobs import SCORING_CHUNK_LOCK, broker_available, is_running
 from metrics_service.models import ChunkStatus, JobStatus
 from metrics_service.scorers import REGISTRY
-from metrics_service.services import requeue_orphaned_chunks, submit_scoring_job
+from metrics_service.scoring.healing import requeue_orphaned_chunks
+from metrics_service.scoring.jobs import submit_scoring_job
 from metrics_service.tasks import heal_scoring_jobs
 from tests.celery.test_scoring_jobs_worker import WORKER_ENV, assert_scored_once, job_finished
 from tests.celery.test_scoring_jobs_worker import make_campaign as make_scoring_campaign

@@ -20,7 +20,7 @@ import redis
 from factlab.celery import app
 from factlab.liveness import EX_STUCK, Watch
 from metrics_service.scorers import REGISTRY
-from metrics_service.services import submit_scoring_job
+from metrics_service.scoring.jobs import submit_scoring_job
 from tests.celery_helpers import (
     EXTRA_SCORERS_ENV,
     TEST_SCORERS,

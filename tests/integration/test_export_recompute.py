@@ -28,7 +28,7 @@ from annotate.models import AssignmentStatus, Campaign, CampaignStatus, Summary
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.imports import import_dataset, import_scores
 from metrics_service.report import build_report
-from metrics_service.services import submit_scoring_job
+from metrics_service.scoring.jobs import submit_scoring_job
 from tests.conftest import SAMPLES_DIR
 from tests.factories import make_worker, qualify
 from tests.integration.test_export_roundtrip import frank_subset  # noqa: F401 - fixture

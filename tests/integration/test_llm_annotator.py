@@ -188,7 +188,7 @@ def test_command_and_api_action(llm_env, admin_client, admin_user, django_captur
     refused = admin_client.post(f"/api/campaigns/{bump.slug}/scoring-jobs/llm-annotation/", {}, format="json")
     assert refused.status_code == 400 and "the LLM annotator does the FRANK task" in refused.json()["detail"]
     # as a plain metric on a BUMP campaign the chunk fails at once, storing nothing
-    from metrics_service.services import submit_scoring_job
+    from metrics_service.scoring.jobs import submit_scoring_job
     from tests.factories import make_bump_document
 
     make_bump_document(bump)

@@ -87,7 +87,7 @@ def test_unusable_answers_are_retried_then_left_unscored(server, tmp_path):
 
 def test_endpoint_errors_are_clear(server, tmp_path, monkeypatch):
     from metrics_service.scorers import ScorerError, get_scorer
-    from metrics_service.services import build_scorer
+    from metrics_service.scoring.registry import build_scorer
 
     with pytest.raises(ValueError, match="unknown constraint style 'regex'"):
         build_scorer("llm_judge", {"constraint": "regex"})
@@ -108,7 +108,7 @@ def test_endpoint_errors_are_clear(server, tmp_path, monkeypatch):
 @pytest.mark.django_db
 def test_llm_judge_runs_as_a_resumable_scoring_job(server, tmp_path, tiny_causal_lm_dir):  # noqa: F811
     from annotate.models import MetricScore
-    from metrics_service.services import submit_scoring_job
+    from metrics_service.scoring.jobs import submit_scoring_job
     from tests.factories import make_campaign, make_document
 
     campaign = make_campaign()

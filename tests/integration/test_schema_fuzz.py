@@ -97,7 +97,7 @@ def _parameter(schema: dict, path: str, method: str, name: str) -> dict:
 def test_schema_states_the_constraints_the_server_enforces(campaign, admin_client, researcher_client):
     from annotate.kinds import kind_choices
     from annotate.models import Campaign
-    from metrics_service.services import REGISTRY
+    from metrics_service.scoring.registry import REGISTRY
 
     schema = admin_client.get("/api/schema/?format=json").json()
     components = schema["components"]["schemas"]

@@ -14,7 +14,6 @@ from annotate.models import (
     MetricSource,
     Summary,
 )
-from metrics_service import services
 from metrics_service.models import (
     ChunkStatus,
     JobStatus,
@@ -24,17 +23,11 @@ from metrics_service.models import (
 )
 from metrics_service.scorers import REGISTRY, ScorerError
 from metrics_service.scorers.base import Scorer
-from metrics_service.services import (
-    RetryableChunkError,
-    auto_score_summaries,
-    cancel_scoring_job,
-    job_progress,
-    process_chunk,
-    requeue_stale_chunks,
-    resolve_references,
-    retry_scoring_job,
-    submit_scoring_job,
-)
+from metrics_service.scoring import chunks as scoring_chunks
+from metrics_service.scoring import registry
+from metrics_service.scoring.chunks import RetryableChunkError, process_chunk, resolve_references
+from metrics_service.scoring.healing import requeue_stale_chunks
+from metrics_service.scoring.jobs import auto_score_summaries, cancel_scoring_job, job_progress, retry_scoring_job, submit_scoring_job
 from tests.celery_helpers import TEST_SCORERS
 
 pytestmark = pytest.mark.django_db
@@ -101,9 +94,9 @@ LOCAL_SCORERS = {
 def _test_scorers(monkeypatch):
     for name, target in {**TEST_SCORERS, **LOCAL_SCORERS}.items():
         monkeypatch.setitem(REGISTRY, name, target)
-    services._SCORER_CACHE.clear()
+    registry._SCORER_CACHE.clear()
     yield
-    services._SCORER_CACHE.clear()
+    registry._SCORER_CACHE.clear()
 
 
 @pytest.fixture
@@ -251,7 +244,7 @@ def test_summary_ids_without_campaign_score_only_those(campaign):
 def undispatched(monkeypatch):
     """Submitted chunks stay queued (as if no worker ran yet); tests drive ``process_chunk`` themselves."""
     sent: list[tuple[int, list[int]]] = []
-    monkeypatch.setattr(services, "_dispatch_after_commit", lambda job, ids: sent.append((job.pk, list(ids))))
+    monkeypatch.setattr(scoring_chunks, "dispatch_after_commit", lambda job, ids: sent.append((job.pk, list(ids))))
     return sent
 
 
@@ -304,13 +297,13 @@ def test_cancel_skips_pending_chunks(campaign, undispatched):
 def test_a_chunk_running_when_its_job_is_cancelled_stops_before_its_next_scorer_call(campaign, undispatched, monkeypatch):
     job = submit_scoring_job(metric="test_words", campaign=campaign, chunk_size=3)
     running, pending = job.chunks.order_by("index")
-    compute = services.compute_chunk_scores
+    compute = scoring_chunks.compute_chunk_scores
 
     def cancel_meanwhile(job_, ids, checkpoint):
         cancel_scoring_job(job_)  # the admin cancels while this chunk is being scored
         return compute(job_, ids, checkpoint)
 
-    monkeypatch.setattr(services, "compute_chunk_scores", cancel_meanwhile)
+    monkeypatch.setattr(scoring_chunks, "compute_chunk_scores", cancel_meanwhile)
     assert process_chunk(running.pk) == ChunkStatus.CANCELLED
     running.refresh_from_db()
     pending.refresh_from_db()
@@ -371,7 +364,7 @@ def test_a_chunk_that_keeps_killing_its_worker_is_given_up(campaign, undispatche
 
 def test_requeue_stale_chunks_sends_only_old_running_chunks(campaign, monkeypatch):
     sent: list[int] = []
-    monkeypatch.setattr(services, "_dispatch_after_commit", lambda job, ids: sent.extend(ids))
+    monkeypatch.setattr(scoring_chunks, "dispatch_after_commit", lambda job, ids: sent.extend(ids))
     job = submit_scoring_job(metric="test_words", campaign=campaign, chunk_size=2)
     old, recent, queued = job.chunks.order_by("index")
     an_hour_ago = timezone.now() - timedelta(hours=1)
@@ -405,7 +398,7 @@ def test_model_based_scorers_go_to_the_gpu_queue(campaign, monkeypatch):
 
 
 def test_sync_runs_in_process_and_reports_progress(campaign, monkeypatch):
-    monkeypatch.setattr(services, "_dispatch_after_commit", lambda *a: pytest.fail("sync must not use the broker"))
+    monkeypatch.setattr(scoring_chunks, "dispatch_after_commit", lambda *a: pytest.fail("sync must not use the broker"))
     seen = []
     job = submit_scoring_job(metric="test_words", campaign=campaign, chunk_size=4, sync=True, progress=lambda j: seen.append(j.done))
     assert job.status == JobStatus.DONE and seen == [4, 6]

@@ -101,7 +101,7 @@ def test_minicheck_flan_t5_hand_computed(tiny_t5_dir):  # noqa: F811
 
 def test_minicheck_bad_config_is_clear(tiny_minicheck_roberta_dir):  # noqa: F811
     from metrics_service.scorers import ScorerError, get_scorer
-    from metrics_service.services import build_scorer
+    from metrics_service.scoring.registry import build_scorer
 
     with pytest.raises(ValueError, match="unknown aggregate 'max'"):
         build_scorer("minicheck", {"aggregate": "max"})

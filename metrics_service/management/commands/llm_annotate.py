@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotate.models import Campaign
 from metrics_service.llm_annotation import submit_llm_annotation
 from metrics_service.models import JobStatus
-from metrics_service.services import job_progress
+from metrics_service.scoring.jobs import job_progress
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError
 
-from metrics_service.services import requeue_stale_chunks
+from metrics_service.scoring.healing import requeue_stale_chunks
 
 
 class Command(BaseCommand):

@@ -14,7 +14,8 @@ from tqdm import tqdm
 
 from annotate.models import Campaign
 from metrics_service.models import JobStatus, ScoringJob
-from metrics_service.services import build_scorer, job_progress, submit_scoring_job
+from metrics_service.scoring.jobs import job_progress, submit_scoring_job
+from metrics_service.scoring.registry import build_scorer
 
 
 def parse_config_options(values: list[str]) -> dict[str, dict]:
