@@ -358,9 +358,6 @@ def build_report(
     pair_metrics = [m for m in data.scores.columns if not data.pairs.empty and data.pairs["edited_id"].isin(data.scores[m].dropna().index).any()]
     pair_compared = [m for m in pair_metrics if include_incomplete or status.get(m, {}).get("status") == "complete"]
     pairs = pair_statistics(data.pairs, data.scores, pair_metrics, auc_references=auc_references, compare=pair_compared) if pair_metrics else None
-    by_dataset = None
-    if not human.empty:
-        by_dataset = {str(ds): error_distribution(sub) for ds, sub in human.groupby("dataset", sort=True)}
     step("balanced accuracy")
     excluded = sorted({*metrics, *pair_metrics} - {*compared, *pair_compared})
     report = {
@@ -373,28 +370,13 @@ def build_report(
             "auc_references": auc_references, "include_incomplete": include_incomplete,
             "aggregation": aggregation, "kendall": kendall, "min_label_posterior": min_label_posterior,
         },
-        "definitions": {
-            "partial": DEFINITIONS["partial"] if partial else "plain correlations (no confounder)",
-            "spearman": DEFINITIONS["spearman"][spearman] if partial else "scipy Spearman of the raw values",
-            "auc_references": DEFINITIONS["auc_references"][auc_references],
-            "balanced_accuracy": DEFINITIONS["balanced_accuracy"],
-            "intervals": DEFINITIONS["intervals"],
-            "aggregation": _aggregation_definition(aggregation, data),
-            "label_confidence": (
-                "every judged summary" if min_label_posterior is None
-                else f"only judged summaries whose every sentence label ({aggregation}) has a posterior >= {min_label_posterior}"
-            ),
-        },
+        "definitions": _definitions(data, partial=partial, spearman=spearman, auc_references=auc_references, aggregation=aggregation,
+                                    min_label_posterior=min_label_posterior),
         "counts": selectors.campaign_counts(campaign, data.filters),  # of what the filters cover
         "n_human_rated": len(human),
         "label_confidence": data.label_confidence,  # how many summaries min_label_posterior kept (all correlations use them)
         "agreement": agreement,
-        "human_factuality": (
-            {str(s): float(v) for s, v in human.groupby("system")["Factuality"].mean().items()} if not human.empty else None
-        ),
-        "error_distribution": error_distribution(human) if not human.empty else None,
-        "error_distribution_by_dataset": by_dataset,
-        "confusion": category_confusion(data.judgements) if not data.judgements.empty else None,
+        **_human_sections(data),
         "correlations": correlations,
         "metric_correlations": metric_corr,
         "williams": williams,
@@ -416,6 +398,39 @@ def build_report(
         judgements=data.judgements,
     ))
     return jsonable(report)
+
+
+def _definitions(data: AnalysisData, *, partial: bool, spearman: str, auc_references: str, aggregation: str,
+                 min_label_posterior: float | None) -> dict:
+    """What the report's figures mean under these options (the report's ``definitions``)."""
+    return {
+        "partial": DEFINITIONS["partial"] if partial else "plain correlations (no confounder)",
+        "spearman": DEFINITIONS["spearman"][spearman] if partial else "scipy Spearman of the raw values",
+        "auc_references": DEFINITIONS["auc_references"][auc_references],
+        "balanced_accuracy": DEFINITIONS["balanced_accuracy"],
+        "intervals": DEFINITIONS["intervals"],
+        "aggregation": _aggregation_definition(aggregation, data),
+        "label_confidence": (
+            "every judged summary" if min_label_posterior is None
+            else f"only judged summaries whose every sentence label ({aggregation}) has a posterior >= {min_label_posterior}"
+        ),
+    }
+
+
+def _human_sections(data: AnalysisData) -> dict:
+    """The human side of the report: mean factuality per system, the error distribution (all, and per dataset)
+    and the confusion between categories; each ``None`` without human ratings (judgements for the last)."""
+    human = data.human
+    return {
+        "human_factuality": (
+            {str(s): float(v) for s, v in human.groupby("system")["Factuality"].mean().items()} if not human.empty else None
+        ),
+        "error_distribution": error_distribution(human) if not human.empty else None,
+        "error_distribution_by_dataset": (
+            {str(ds): error_distribution(sub) for ds, sub in human.groupby("dataset", sort=True)} if not human.empty else None
+        ),
+        "confusion": category_confusion(data.judgements) if not data.judgements.empty else None,
+    }
 
 
 def llm_annotator_section(campaign: Campaign, data: AnalysisData) -> dict | None:
