@@ -61,7 +61,16 @@ def _units_with_raters(judgements: pd.DataFrame, min_raters: int = 2) -> pd.Data
 
 
 def fleiss_from_labels(judgements: pd.DataFrame, label: str) -> tuple[float | None, int]:
-    """Fleiss' kappa of column ``label`` over units with the modal number of raters; (kappa, units used)."""
+    """Fleiss' kappa of column ``label`` over units with the modal number of raters; (kappa, units used).
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"summary_id": [1] * 6, "sentence_index": [0, 0, 0, 1, 1, 1],
+    ...                       "label": ["wrong", "wrong", "right", "right", "right", "right"]})
+    >>> kappa, units = fleiss_from_labels(table, "label")
+    >>> round(kappa, 6), units
+    (0.25, 2)
+    """
     if judgements.empty:
         return None, 0
     counts = judgements.groupby(UNIT + [label]).size().unstack(fill_value=0)
@@ -76,7 +85,15 @@ def fleiss_from_labels(judgements: pd.DataFrame, label: str) -> tuple[float | No
 
 
 def krippendorff_nominal(judgements: pd.DataFrame, label: str) -> float | None:
-    """Krippendorff's alpha (nominal) of column ``label``; raters who skipped a unit are missing values."""
+    """Krippendorff's alpha (nominal) of column ``label``; raters who skipped a unit are missing values.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"summary_id": [1] * 6, "sentence_index": [0, 0, 0, 1, 1, 1], "worker_id": [7, 8, 9] * 2,
+    ...                       "label": ["wrong", "wrong", "right", "right", "right", "right"]})
+    >>> round(krippendorff_nominal(table, "label"), 6)
+    0.375
+    """
     if judgements.empty:
         return None
     codes, _ = pd.factorize(judgements[label])
@@ -107,7 +124,15 @@ def unit_majority(judgements: pd.DataFrame) -> pd.Series:
 
 
 def majority_share(judgements: pd.DataFrame, label: str) -> float | None:
-    """Pooled share of judgements that agree with their unit's most frequent ``label``."""
+    """Pooled share of judgements that agree with their unit's most frequent ``label``.
+
+    Examples
+    --------
+    >>> table = pd.DataFrame({"summary_id": [1, 1, 2, 2], "sentence_index": [0, 0, 0, 0],
+    ...                       "label": ["EntE", "EntE", "OutE", "EntE+OutE"]})
+    >>> majority_share(table, "label")
+    0.75
+    """
     if judgements.empty:
         return None
     counts = judgements.groupby(UNIT + [label]).size().unstack(fill_value=0)
@@ -119,6 +144,15 @@ def factual_agreement(judgements: pd.DataFrame) -> dict | None:
 
     Returns ``{"fleiss_kappa", "krippendorff_alpha", "majority_agreement", "n_sentences",
     "n_sentences_kappa", "raters_per_sentence", "n_judgements"}``.
+
+    Examples
+    --------
+    >>> judgements = pd.DataFrame({
+    ...     "summary_id": [1] * 6, "sentence_index": [0, 0, 0, 1, 1, 1], "worker_id": [7, 8, 9] * 2,
+    ...     "factual": [False, False, True, True, True, True], "categories": [["EntE"], ["EntE"], [], [], [], []]})
+    >>> result = factual_agreement(judgements)
+    >>> round(result["fleiss_kappa"], 6), round(result["majority_agreement"], 3), result["n_sentences"]
+    (0.25, 0.833, 2)
     """
     units = _units_with_raters(judgements)
     if units.empty:
@@ -144,6 +178,15 @@ def category_agreement(judgements: pd.DataFrame, codes: Sequence[str] = CODES) -
 
     Returns ``{"fleiss_kappa", "krippendorff_alpha", "majority_agreement", "n_sentences",
     "n_sentences_kappa", "label": "category set", "per_category": {CODE: kappa}}`` or ``None``.
+
+    Examples
+    --------
+    >>> judgements = pd.DataFrame({
+    ...     "summary_id": [1, 1, 2, 2], "sentence_index": [0, 0, 0, 0], "worker_id": [7, 8, 7, 8],
+    ...     "factual": [False] * 4, "categories": [["EntE"], ["EntE"], ["OutE"], ["OutE", "EntE"]]})
+    >>> result = category_agreement(judgements)
+    >>> result["majority_agreement"], result["n_sentences"]
+    (0.75, 2)
     """
     units = _units_with_raters(judgements)
     if units.empty:
@@ -176,6 +219,16 @@ def expert_agreement(judgements: pd.DataFrame, experts: pd.DataFrame) -> dict | 
     ``experts`` has ``summary_id, sentence_index, expert, factual``; each expert label is paired with the
     crowd majority of its sentence (sentences without crowd judgements are skipped).
     Returns ``{"cohen_kappa", "accuracy", "n"}`` or ``None`` without any pair.
+
+    Examples
+    --------
+    >>> judgements = pd.DataFrame({
+    ...     "summary_id": [1] * 6, "sentence_index": [0, 0, 0, 1, 1, 1], "worker_id": [7, 8, 9] * 2,
+    ...     "factual": [False, False, True, True, True, True], "categories": [["EntE"], ["EntE"], [], [], [], []]})
+    >>> experts = pd.DataFrame({"summary_id": [1, 1], "sentence_index": [0, 1], "expert": ["e1", "e1"],
+    ...                         "factual": [False, True]})
+    >>> expert_agreement(judgements, experts)
+    {'cohen_kappa': 1.0, 'accuracy': 1.0, 'n': 2}
     """
     if judgements.empty or experts.empty:
         return None

@@ -51,7 +51,15 @@ def _labels(judgements: pd.DataFrame) -> pd.DataFrame:
 
 
 def human_majority(human: pd.DataFrame, min_humans: int = 1, exclude_worker: int | None = None) -> pd.Series:
-    """Majority label per unit (True = factual; ties factual) over humans other than ``exclude_worker``."""
+    """Majority label per unit (True = factual; ties factual) over humans other than ``exclude_worker``.
+
+    Examples
+    --------
+    >>> human = pd.DataFrame({"summary_id": [1, 1, 1, 1], "sentence_index": [0, 0, 1, 1], "worker_id": [7, 8, 7, 8],
+    ...                       "factual": [True, False, False, False]})
+    >>> human_majority(human).tolist(), human_majority(human, exclude_worker=8).tolist()
+    ([True, False], [True, False])
+    """
     table = _labels(human)
     if exclude_worker is not None and exclude_worker in table.columns:
         table = table.drop(columns=[exclude_worker])

@@ -115,7 +115,15 @@ def subsample_interval(
 
 
 def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
-    """The threshold maximising balanced accuracy of ``score >= threshold`` vs ``labels``; ``None`` if one class."""
+    """The threshold maximising balanced accuracy of ``score >= threshold`` vs ``labels``; ``None`` if one class.
+
+    Examples
+    --------
+    >>> best_threshold([0.1, 0.2, 0.7, 0.9], [False, False, True, True])
+    0.7
+    >>> best_threshold([0.1, 0.2], [True, True]) is None
+    True
+    """
     y = np.asarray(labels, dtype=bool)
     x = np.asarray(scores, dtype=float)
     if y.all() or not y.any():
@@ -171,6 +179,12 @@ def evaluate_threshold(
     """Balanced accuracy of a fixed threshold with a bootstrap 95% CI; ``{"balanced_accuracy", "ci_low", "ci_high", "n"}``.
 
     With ``batch`` (and ``rows``, the row identities), the interval is filled in by ``batch.flush()``.
+
+    Examples
+    --------
+    >>> result = evaluate_threshold(np.array([0.1, 0.6, 0.7, 0.9]), np.array([False, False, True, True]), 0.5)
+    >>> result["balanced_accuracy"], result["n"]
+    (0.75, 4)
     """
     y = np.asarray(labels, dtype=bool)
     pred = np.asarray(scores, dtype=float) >= threshold

@@ -37,6 +37,16 @@ def sentence_majority(judgements: pd.DataFrame) -> pd.DataFrame:
     """One row per unit: ``summary_id, sentence_index, n, factual`` (majority) and ``categories`` (modal codes).
 
     ``categories`` is a tuple in typology order, empty for factual units.
+
+    Examples
+    --------
+    >>> judgements = pd.DataFrame({
+    ...     "summary_id": [1, 1, 1, 1, 1], "sentence_index": [0, 0, 0, 1, 1],
+    ...     "factual": [False, False, True, True, True],
+    ...     "categories": [["EntE"], ["EntE", "OutE"], [], [], []]})
+    >>> units = sentence_majority(judgements)
+    >>> units["factual"].tolist(), units["categories"].tolist(), units["n"].tolist()
+    ([False, True], [('EntE',), ()], [3, 2])
     """
     if judgements.empty:
         return pd.DataFrame(columns=UNIT + ["n", "factual", "categories"])
@@ -61,7 +71,18 @@ def _summary_scores(units: pd.DataFrame, codes: Sequence[str], groups: Mapping[s
 
 
 def flip_scores(judgements: pd.DataFrame, flipped: Iterable[str]) -> pd.Series:
-    """Human factuality per summary after flipping the categories ``flipped`` to "no error"."""
+    """Human factuality per summary after flipping the categories ``flipped`` to "no error".
+
+    Examples
+    --------
+    Without EntE the first annotator has no error left, a tie that counts as factual; without OutE both keep
+    EntE:
+
+    >>> judgements = pd.DataFrame({"summary_id": [1, 1], "sentence_index": [0, 0], "factual": [False, False],
+    ...                            "categories": [["EntE"], ["EntE", "OutE"]]})
+    >>> flip_scores(judgements, ["EntE"]).tolist(), flip_scores(judgements, ["OutE"]).tolist()
+    ([1.0], [0.0])
+    """
     removed = frozenset(normalize_code(c) for c in flipped)
 
     def flip(row: pd.Series) -> bool:
@@ -85,6 +106,14 @@ def summary_human_scores(
 
     Columns: ``Factuality``, one per category code and group (1 - share of sentences with that error), and
     with ``with_flips`` a ``Flip_<code>`` / ``Flip_<group>`` column per category and group.
+
+    Examples
+    --------
+    >>> judgements = pd.DataFrame({"summary_id": [1, 1, 2], "sentence_index": [0, 1, 0],
+    ...                            "factual": [False, True, True], "categories": [["OutE"], [], []]})
+    >>> scores = summary_human_scores(judgements)
+    >>> scores[["Factuality", "OutE", "EntE", "Flip_OutE"]].to_dict("index")
+    {1: {'Factuality': 0.5, 'OutE': 0.5, 'EntE': 1.0, 'Flip_OutE': 1.0}, 2: {'Factuality': 1.0, 'OutE': 1.0, 'EntE': 1.0, 'Flip_OutE': 1.0}}
     """
     columns = ["Factuality", *codes, *groups]
     if judgements.empty:
@@ -105,6 +134,13 @@ def error_distribution(
 
     ``summaries`` has ``by``, ``Factuality`` and per-category score columns (missing columns or values
     count as "no error of that category"). Returns ``{VALUE: {"incorrect", CODE..., "n"}}``.
+
+    Examples
+    --------
+    >>> summaries = pd.DataFrame({"system": ["bart", "bart", "pgn"], "Factuality": [1.0, 0.5, 0.0],
+    ...                           "EntE": [1.0, 0.5, 1.0]})
+    >>> error_distribution(summaries, codes=["EntE"])
+    {'bart': {'incorrect': 0.5, 'EntE': 0.5, 'n': 2}, 'pgn': {'incorrect': 1.0, 'EntE': 0.0, 'n': 1}}
     """
     out: dict[str, dict[str, float | int | None]] = {}
     if summaries.empty:
@@ -127,6 +163,16 @@ def category_confusion(judgements: pd.DataFrame, codes: Sequence[str] = CODES) -
     first modal code (typology order); each annotator then adds one count to row = majority category and
     column = every category they chose (``"NoE"`` if they said factual or chose none). The diagonal counts
     annotators who agree with the majority. Returns ``{"labels", "columns", "matrix", "n_sentences"}``.
+
+    Examples
+    --------
+    >>> judgements = pd.DataFrame({
+    ...     "summary_id": [1, 1, 1], "sentence_index": [0, 0, 0], "factual": [False, False, True],
+    ...     "categories": [["EntE"], ["EntE", "OutE"], []]})
+    >>> confusion = category_confusion(judgements)
+    >>> row = confusion["matrix"][confusion["labels"].index("EntE")]
+    >>> {column: n for column, n in zip(confusion["columns"], row) if n}, confusion["n_sentences"]
+    ({'EntE': 2, 'OutE': 1, 'NoE': 1}, 1)
     """
     if judgements.empty:
         return None

@@ -15,6 +15,12 @@ def needs_more_workers(min_posterior: np.ndarray, n_workers: np.ndarray, *, min_
 
     ``min_posterior``: per item, the smallest posterior of its sentence labels (NaN when not judged yet);
     ``n_workers``: per item, the judgements it has.
+
+    Examples
+    --------
+    >>> needs_more_workers(np.array([np.nan, 0.99, 0.7, 0.7]), np.array([0, 3, 3, 5]),
+    ...                    min_workers=3, max_workers=5, threshold=0.95).tolist()
+    [True, False, True, False]
     """
     if not 1 <= min_workers <= max_workers:
         raise ValueError(f"need 1 <= min_workers <= max_workers, got {min_workers} and {max_workers}")
@@ -27,7 +33,13 @@ def needs_more_workers(min_posterior: np.ndarray, n_workers: np.ndarray, *, min_
 
 def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, n_bins: int = 10) -> float:
     """Expected calibration error: over ``n_bins`` equal-width bins of confidence, the mean absolute gap
-    between mean confidence and accuracy, weighted by the bin's share of labels (Naeini et al., 2015)."""
+    between mean confidence and accuracy, weighted by the bin's share of labels (Naeini et al., 2015).
+
+    Examples
+    --------
+    >>> round(expected_calibration_error(np.array([0.9, 0.9, 0.6, 0.6]), np.array([1, 1, 1, 0])), 6)
+    0.1
+    """
     confidence = np.asarray(confidence, dtype=float)
     correct = np.asarray(correct, dtype=float)
     if confidence.size == 0:

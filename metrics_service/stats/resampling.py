@@ -112,7 +112,14 @@ def weighted_auc(positives: np.ndarray, negatives: np.ndarray, pos_counts: np.nd
 
 
 def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float | None, float | None]:
-    """Percentile interval of the finite bootstrap values (``None`` when fewer than 10 are finite)."""
+    """Percentile interval of the finite bootstrap values (``None`` when fewer than 10 are finite).
+
+    Examples
+    --------
+    >>> low, high = percentile_interval(np.arange(101.0))  # 0, 1, ..., 100
+    >>> round(low, 6), round(high, 6)
+    (2.5, 97.5)
+    """
     finite = values[np.isfinite(values)]
     if len(finite) < 10:
         return None, None
@@ -122,7 +129,16 @@ def percentile_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float
 
 
 def wilson_interval(successes: int, n: int, level: float = LEVEL) -> tuple[float | None, float | None]:
-    """Wilson score interval of a binomial proportion."""
+    """Wilson score interval of a binomial proportion.
+
+    Examples
+    --------
+    >>> low, high = wilson_interval(8, 10)
+    >>> round(low, 3), round(high, 3)
+    (0.49, 0.943)
+    >>> wilson_interval(0, 0)
+    (None, None)
+    """
     if n == 0:
         return None, None
     from scipy.stats import norm

@@ -37,7 +37,13 @@ METHODS = ("pearson", "spearman", "kendall")
 
 def holm(pvalues: Sequence[float | None], alpha: float = 0.05) -> list[float | None]:
     """Holm-adjusted p-values (statsmodels ``multipletests(method="holm")``); ``None`` entries stay ``None``
-    and are not counted in the family."""
+    and are not counted in the family.
+
+    Examples
+    --------
+    >>> [round(p, 6) if p is not None else None for p in holm([0.01, 0.04, None, 0.03])]
+    [0.03, 0.06, None, 0.06]
+    """
     present = [i for i, p in enumerate(pvalues) if p is not None]
     out: list[float | None] = [None] * len(pvalues)
     if not present:
