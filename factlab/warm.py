@@ -10,7 +10,7 @@ from __future__ import annotations
 def load_for_jobs() -> None:
     """The spaCy pipelines of imports (sentence splits), page preparation (entities, traps) and scoring."""
     from annotate.nlp import load_pipelines
-    from metrics_service.text import get_nlp as scoring_pipeline
+    from metrics_service.text import scoring_pipeline
 
     load_pipelines()
     scoring_pipeline()

