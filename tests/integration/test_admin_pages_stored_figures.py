@@ -143,3 +143,29 @@ def test_a_burst_of_changes_queues_one_computation_and_a_rolled_back_one_none(dj
                     schedule_figures(campaign)
         assert [task["task"] for task in queued_tasks(queue, "reports")] == [FIGURES_TASK]
         assert figures_job(campaign) == "queued"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_submit_queues_the_figures_through_the_signal_the_metrics_service_receives():
+    # annotate imports nothing of metrics_service: the submit sends campaign_data_changed, whose receiver
+    # (connected in MetricsServiceConfig.ready) queues the computation once the submit commits.
+    from annotate.services.assignments import request_assignment, submit_assignment
+    from annotate.signals import campaign_data_changed
+    from metrics_service.stored_figures import figures_job
+    from tests.factories import make_campaign, make_document, make_worker, qualify
+    from tests.guarantee_support import frank_answers
+
+    assert campaign_data_changed.has_listeners()
+    cache.clear()
+    campaign = make_campaign(entity_check_enabled=False)
+    make_document(campaign, summaries=[["The council met on Monday."]])
+    worker = make_worker("figures-signal")
+    qualify(worker, campaign)
+    with broker(redis_db=DB) as url:
+        queue = redis.Redis.from_url(url)
+        queue.flushdb()
+        assignment = request_assignment(worker, campaign)
+        assert queued_tasks(queue, "reports") == [] and figures_job(campaign) is None
+        submit_assignment(assignment.pk, worker, frank_answers(assignment), submission_key="figures-signal")
+        assert [task["task"] for task in queued_tasks(queue, "reports")] == [FIGURES_TASK]
+        assert figures_job(campaign) == "queued"
