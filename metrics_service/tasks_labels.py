@@ -12,10 +12,16 @@ def refit_labels(campaign_id: int) -> dict:
     for adaptive campaigns, settle items or ask for more workers (:func:`label_reliability.refit_campaign_labels`)."""
     from annotate.models import Campaign
 
+    from .label_refits import refit_done
     from .label_reliability import refit_campaign_labels
 
     campaign = Campaign.objects.filter(pk=campaign_id).first()
-    return refit_campaign_labels(campaign) if campaign is not None else {}
+    if campaign is None:
+        return {}
+    try:
+        return refit_campaign_labels(campaign)
+    finally:
+        refit_done(campaign)
 
 
 @shared_task(name="metrics_service.refit_adaptive_labels", ignore_result=True)

@@ -11,6 +11,13 @@ def dashboard(request, *args, **kwargs):
     return views.dashboard(request, *args, **kwargs)
 
 
+def refit_labels(request, *args, **kwargs):
+    from . import views
+
+    return views.refit_labels(request, *args, **kwargs)
+
+
 urlpatterns = [
     path("campaigns/<slug:slug>/dashboard/", dashboard, name="dashboard"),
+    path("campaigns/<slug:slug>/labels/refit/", refit_labels, name="refit-labels"),
 ]

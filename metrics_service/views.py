@@ -9,14 +9,19 @@ reloads only when a newer report is stored.
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from annotate.models import Campaign, CampaignStatus, Dataset
+from annotate.protocols import protocol_for
 from annotate.roles import can_read_campaign
+from factlab.jobs import broker_available
 from metrics_service import plots
 from metrics_service.figures import report_figures, stored_scatter
+from metrics_service.label_refits import RefitRefused, label_state, request_label_refit
 from metrics_service.report import ReportError, normalize_options
 from metrics_service.report_jobs import ReportJobLimit
 from metrics_service.selectors import SPLITS
@@ -37,9 +42,7 @@ def _options(request: HttpRequest) -> dict:
 
 @login_required
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = Campaign.objects.filter(slug=slug).first()
-    if campaign is None or not can_read_campaign(request.user, campaign):
-        raise Http404("No such campaign.")  # the same answer whether it exists or not
+    campaign = _readable_campaign(request, slug)
     try:
         options = _options(request)
         # The report a worker stored (a report job is queued when it is not current): never built here.
@@ -58,6 +61,7 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
         # While a report is computed the page looks for it more often than for new data.
         "refresh_seconds": settings.FACTLAB_DASHBOARD_REFRESH_SECONDS if freshness.current else PENDING_REFRESH_SECONDS,
         "splits": SPLITS, "datasets": Dataset.values,
+        "labels": label_state(campaign) if protocol_for(campaign.kind).labels_sentences else None,
     }
     if report is not None:
         correlations = report["correlations"] or {}
@@ -73,3 +77,28 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
             "tables": plots.dashboard_tables(report),
         })
     return render(request, "metrics_service/dashboard.html", context)
+
+
+def _readable_campaign(request: HttpRequest, slug: str) -> Campaign:
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is None or not can_read_campaign(request.user, campaign):
+        raise Http404("No such campaign.")  # the same answer whether it exists or not
+    return campaign
+
+
+@login_required
+@require_POST
+def refit_labels(request: HttpRequest, slug: str) -> HttpResponse:
+    """The dashboard's "Refit now": a worker refits the campaign's label model on all its judgements."""
+    campaign = _readable_campaign(request, slug)
+    if not broker_available():
+        messages.error(request, "No task queue answers, so no worker can refit the labels now; try again once it is back.")
+    else:
+        try:
+            queued = request_label_refit(campaign)
+        except RefitRefused as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, "A worker refits the sentence labels now; reload this page in a minute to see them."
+                             if queued else "A refit asked for in the last minute is still to come; it will see the same data.")
+    return redirect("metrics_service:dashboard", slug=campaign.slug)

@@ -14,6 +14,7 @@ campaign_router.register("scoring-jobs", views.ScoringJobViewSet, basename="camp
 
 urlpatterns = [
     path("campaigns/<slug:slug>/report/", views.ReportView.as_view(), name="campaign-report"),
+    path("campaigns/<slug:slug>/labels/", views.LabelRefitView.as_view(), name="campaign-labels"),
     path("campaigns/<slug:slug>/report/outputs/", report_outputs.ReportOutputListView.as_view(), name="campaign-report-outputs"),
     path("campaigns/<slug:slug>/report/outputs/<str:filename>", report_outputs.ReportOutputView.as_view(), name="campaign-report-output"),
     path("campaigns/<slug:slug>/", include(campaign_router.urls)),

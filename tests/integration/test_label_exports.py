@@ -82,3 +82,64 @@ def test_campaign_api_sets_adaptive_redundancy_and_refuses_min_above_max(campaig
     assert good.status_code == 200 and good.json()["max_workers"] == 4 and good.json()["label_model"] == "glad"
     wrong = admin_client.patch(f"{C}/", {"stop_posterior": 0.3}, content_type="application/json")
     assert wrong.status_code == 400 and "stop_posterior" in wrong.json()
+
+
+def test_a_refit_asked_for_through_the_api_gives_imported_judgements_their_posteriors(
+        campaign, researcher_client, django_capture_on_commit_callbacks):
+    before = researcher_client.get(f"{C}/labels/").json()
+    assert before["labels"] == 0 and before["judgements"] > 0 and before["stale"] is True and before["refitted_at"] is None
+
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = researcher_client.post(f"{C}/labels/")
+    assert asked.status_code == 202, asked.content
+    assert asked.json()["already_queued"] is False
+    after = researcher_client.get(f"{C}/labels/").json()
+    judged = {(s, i) for s, i in SentenceJudgement.objects.filter(summary__document__campaign=campaign).values_list("summary_id", "sentence_index")}
+    assert after["labels"] == len(judged) > 0 and after["stale"] is False and after["methods"] == [campaign.label_model]
+    assert after["queued"] is False  # the worker's refit clears the request: the next one may queue again
+    rows = [json.loads(x) for x in _body(researcher_client.get(f"{C}/export/?format=jsonl&rows=judgements")).decode().splitlines()]
+    assert rows and all(r["label_posterior"] is not None and r["label_low"] <= r["label_posterior"] <= r["label_high"] for r in rows)
+
+    # A judgement newer than the labels makes them stale again.
+    judgement = SentenceJudgement.objects.filter(summary__document__campaign=campaign).first()
+    SentenceJudgement.objects.filter(pk=judgement.pk).update(created_at=judgement.created_at.replace(year=2100))
+    assert researcher_client.get(f"{C}/labels/").json()["stale"] is True
+
+
+def test_a_second_refit_request_joins_the_queued_one_and_bump_campaigns_have_none(campaign, researcher_client, admin_client, settings):
+    from django.core.cache import cache
+
+    from annotate.models import Campaign, CampaignKind
+    from factlab.celery import app
+
+    cache.clear()
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = False  # a broker and no worker: the refit waits in the queue
+    try:
+        first = researcher_client.post(f"{C}/labels/")
+        second = researcher_client.post(f"{C}/labels/")
+    finally:
+        app.conf.task_always_eager = eager
+        cache.clear()
+    assert first.status_code == second.status_code == 202
+    assert first.json()["already_queued"] is False and second.json()["already_queued"] is True and second.json()["queued"] is True
+    assert SentenceLabel.objects.filter(summary__document__campaign=campaign).count() == 0  # nothing fitted in the request
+
+    bump = Campaign.objects.create(slug="bump-labels", name="BUMP", kind=CampaignKind.BUMP_FREE)
+    refused = admin_client.post("/api/campaigns/bump-labels/labels/")
+    assert refused.status_code == 400 and "no sentence labels" in refused.json()["detail"]
+    assert bump.pk
+
+
+def test_the_dashboard_offers_the_refit_and_its_button_queues_one(campaign, admin_user, django_capture_on_commit_callbacks):
+    from django.test import Client
+
+    browser = Client()
+    browser.force_login(admin_user)
+    page = browser.get("/campaigns/frank-api/dashboard/").content.decode()
+    assert 'id="label-refit"' in page and "Refit now" in page and "out of date" in page
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = browser.post("/campaigns/frank-api/labels/refit/", follow=True)
+    assert answer.status_code == 200 and "refits the sentence labels now" in answer.content.decode()
+    assert SentenceLabel.objects.filter(summary__document__campaign=campaign).count() > 0
+    assert "out of date" not in browser.get("/campaigns/frank-api/dashboard/").content.decode()
