@@ -77,7 +77,8 @@ class SpansProtocol(Protocol):
         "entity_check_enabled": False,
     }
     dataset_formats: ClassVar[Mapping[str, DatasetFormat]] = {
-        "span_records": DatasetFormat(import_span_records, (".json", ".jsonl")),
+        # Released annotations are published: gold derived from them is public (a bonus needs the campaign's own).
+        "span_records": DatasetFormat(import_span_records, (".json", ".jsonl"), public_labels="released span annotations"),
         "span_offsets": DatasetFormat(import_span_offsets, (".json", ".jsonl")),
     }
     export_formats: ClassVar[Mapping[str, str]] = {"spans": "span answers as span_offsets JSON lines, with per-summary unified types"}
