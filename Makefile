@@ -8,8 +8,8 @@ PORT ?= 8000
 FRANK_DATA ?= $(if $(wildcard ../shared/data/frank/human_annotations.json),../shared/data/frank,data/frank-subset)
 PYTEST_ARGS ?=
 # The fast lane: tests/unit (no database, broker, worker or browser) but its slow tests (a model to load, a
-# subprocess, a whole corpus), and the statistics' docstring examples.
-FAST_LANE := tests/unit metrics_service/stats
+# subprocess, a whole corpus), and the docstring examples of the statistics and the unified error types.
+FAST_LANE := tests/unit metrics_service/stats taxonomies
 
 .PHONY: install install-dev browser services demo serve test test-fast lint clean
 
