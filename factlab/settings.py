@@ -272,6 +272,33 @@ if FACTLAB_EMBEDDED_BROKER:
 # Queues (factlab/queues.py): "interactive" for imports and reports, "cpu" for page preparation and light
 # scoring, "gpu" for model-based scoring; submit_scoring_job names the scoring queue explicitly.
 CELERY_TASK_ROUTES = _queues.TASK_ROUTES
+# Time limits of Celery tasks, in seconds. At the soft limit the task gets SoftTimeLimitExceeded inside its
+# code and fails like any other error (the job row says so: an import or page preparation is failed, a scoring
+# chunk is retried and then failed); at the hard limit the worker kills the process running it and starts a
+# fresh one. The default suits the short tasks (the beat's healing and purging every minute, small lookups);
+# the long jobs below have their own. Every hard limit stays below CELERY_VISIBILITY_TIMEOUT, so a task that
+# hangs is stopped before Redis would deliver its message a second time. Only the prefork pool (production's
+# workers) enforces them; `make demo` and the suite's solo-pool workers run without.
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "120"))
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "180"))
+# (soft, hard) per task name. Imports stream files up to FACTLAB_MAX_UPLOAD_BYTES (a million scores: ~20 s on a
+# quiet machine); page preparation runs spaCy over every document (FRANK: ~50 s quiet, minutes on a busy
+# machine); a scoring chunk runs a model on up to its chunk of summaries on a CPU; a report fits the label
+# models and bootstraps every statistic (FRANK: ~20 s cold); the figures are computed after data changes;
+# refits fit a campaign's label model (GLAD: ~4 s on FRANK's 10,800 judgements), the beat's one every
+# adaptive campaign in turn.
+FACTLAB_TASK_TIME_LIMITS = {
+    "annotate.run_import_job": (1800, 1860),
+    "annotate.prepare_campaign_pages": (1800, 1860),
+    "metrics_service.tasks.score_chunk": (1800, 1860),
+    "metrics_service.tasks_report.compute_report": (900, 960),
+    "metrics_service.compute_campaign_figures": (600, 660),
+    "metrics_service.refit_labels": (300, 360),
+    "metrics_service.refit_adaptive_labels": (900, 960),
+}
+CELERY_TASK_ANNOTATIONS = {
+    name: {"soft_time_limit": soft, "time_limit": hard} for name, (soft, hard) in FACTLAB_TASK_TIME_LIMITS.items()
+}
 # Seconds between a running campaign's dashboard checks for new data (it reloads only when there is some).
 FACTLAB_DASHBOARD_REFRESH_SECONDS = max(5, int(os.environ.get("FACTLAB_DASHBOARD_REFRESH_SECONDS", "60")))
 # Scoring jobs: starts of a chunk before it is failed for good (re-deliveries after a lost worker count),
