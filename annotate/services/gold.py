@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 
+from django.core.cache import cache
 from django.db import connection, transaction
 
 from annotate.models import (
@@ -35,6 +36,8 @@ from annotate.models import (
     Participation,
     SentenceJudgement,
     Summary,
+    Trap,
+    TrapSource,
 )
 from annotate.protocols import GoldTally, all_protocols, protocol_for
 from metrics_service.stats.majority import majority_label, modal_categories
@@ -137,7 +140,48 @@ def refresh_control_items(campaign: Campaign, documents: Iterable[int] | None = 
         (control if pk in wanted else plain).append(pk)
     Item.objects.filter(pk__in=control, is_control=False).update(is_control=True)
     Item.objects.filter(pk__in=plain, is_control=True).update(is_control=False)
+    recount_bonus_evidence(campaign)
     return len(control)
+
+
+def _evidence_key(campaign: Campaign) -> str:
+    # The creation time too: a test database numbers its campaigns from 1 again, the cache outlives it.
+    return f"factlab:bonus-evidence:{campaign.pk}:{campaign.created_at.timestamp() if campaign.created_at else 0}"
+
+
+def _count_evidence(campaign: Campaign) -> tuple[int, int, int]:
+    """(private erroneous gold, public erroneous gold, traps from human edits that count)."""
+    gold = GoldLabel.objects.filter(summary__document__campaign=campaign, factual=False)
+    human_traps = Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0)
+    return gold.filter(public=False).count(), gold.filter(public=True).count(), human_traps.count()
+
+
+def remember_bonus_evidence(campaign: Campaign) -> tuple[int, int, int]:
+    """Count the campaign's bonus evidence again and keep it for the pages (called where gold or traps change:
+    every gold change refreshes the control items, traps change when pages are prepared), so that a task page
+    reads it without a query on gold or traps."""
+    counts = _count_evidence(campaign)
+    cache.set(_evidence_key(campaign), counts, timeout=None)
+    return counts
+
+
+def recount_bonus_evidence(campaign: Campaign) -> None:
+    """The campaign's gold or traps changed: count the evidence again now, and once more when the change
+    commits (what other transactions changed meanwhile is counted then)."""
+    remember_bonus_evidence(campaign)
+    transaction.on_commit(lambda: remember_bonus_evidence(campaign))
+
+
+def bonus_evidence(campaign: Campaign, *, kept: bool = False) -> int:
+    """Erroneous sentences whose label the page does not give away and which may pay a bonus: private gold (or
+    public gold the campaign accepts knowingly) and traps made from human BUMP edits (the pay rules' evidence).
+    ``kept``: as counted at the last change of gold or traps (:func:`remember_bonus_evidence`), so that a task
+    page reads it without a query on them; else counted now."""
+    counts = cache.get(_evidence_key(campaign)) if kept else None
+    if counts is None:
+        counts = remember_bonus_evidence(campaign)
+    private, public, human_traps = counts
+    return private + (public if campaign.bonus_on_public_labels else 0) + human_traps
 
 
 def sentence_control_item_ids(campaign: Campaign, documents: list[int] | None = None) -> set[int]:
@@ -252,7 +296,9 @@ def mark_gold_public(campaign: Campaign, public: bool, *, label_ids: Iterable[in
     labels = GoldLabel.objects.filter(summary__document__campaign=campaign)
     if label_ids is not None:
         labels = labels.filter(pk__in=list(label_ids))
-    return labels.exclude(public=public).update(public=public)
+    changed = labels.exclude(public=public).update(public=public)
+    recount_bonus_evidence(campaign)  # public labels pay no bonus
+    return changed
 
 
 def remove_gold_label(label: GoldLabel) -> None:

@@ -52,12 +52,16 @@ def execute_page_preparation(campaign_id: int, run_id: int | None = None) -> int
     """Prepare the campaign's missing pages under run ``run_id`` (none: an untracked run, e.g. old messages)."""
     from annotate.protocols import protocol_for
 
+    from .gold import recount_bonus_evidence
+
     campaign = Campaign.objects.filter(pk=campaign_id).first()
     if campaign is None:
         return 0
     protocol = protocol_for(campaign.kind)
     if run_id is None:
-        return protocol.prepare_campaign(campaign)
+        prepared = protocol.prepare_campaign(campaign)
+        recount_bonus_evidence(campaign)  # preparing pages adds traps
+        return prepared
     with running_lock(PAGE_PREPARATION_LOCK, run_id) as acquired:
         run = PagePreparation.objects.filter(pk=run_id).first()
         if run is None or not acquired or run.status not in OPEN:
@@ -84,6 +88,7 @@ def execute_page_preparation(campaign_id: int, run_id: int | None = None) -> int
             logger.exception("page preparation %s failed", run.pk)
             _finish(run, ImportStatus.FAILED, f"{type(exc).__name__}: {exc}")
             return 0
+        recount_bonus_evidence(campaign)  # preparing pages adds traps
         _finish(run, ImportStatus.SUCCEEDED, "")
         return prepared
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from annotate.models import Campaign, GoldLabel, Trap, TrapSource
+from annotate.models import Campaign
 from annotate.protocols import protocol_for
+from annotate.services.bonus_rule import BY_REVIEW, NO_BONUS, ON_CHECKS, UNCHECKED, bonus_rule
 from annotate.services.gold import campaign_has_checks
 
 
@@ -26,16 +27,6 @@ class ReadinessItem:
     @property
     def stops_start(self) -> bool:
         return self.blocking and not self.ok
-
-
-def bonus_evidence(campaign: Campaign) -> int:
-    """Erroneous sentences whose label the page does not give away and which may pay a bonus: private gold (or
-    public gold the campaign accepts knowingly) and traps made from human BUMP edits (the pay rules' evidence)."""
-    gold = GoldLabel.objects.filter(summary__document__campaign=campaign, factual=False)
-    if not campaign.bonus_on_public_labels:
-        gold = gold.filter(public=False)
-    human_traps = Trap.objects.filter(document__campaign=campaign, source=TrapSource.BUMP_EDIT, expected_factual=False, weight__gt=0)
-    return gold.count() + human_traps.count()
 
 
 def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
@@ -78,27 +69,28 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
                 "public), or turn the qualification off in the campaign's settings."
             ), "qualification",
         ))
-    if not protocol.bonus_at_submission:
+    bonus = bonus_rule(campaign)
+    if bonus.basis == BY_REVIEW or not protocol.bonus_at_submission:
         # The protocol settles its bonus from expert review (BUMP), not from checks at submission.
         items.append(ReadinessItem("bonus", "Bonus rule", True, True, "A bonus is paid for each edit that review accepts.", "pay"))
         return items
     checks = campaign_has_checks(campaign)
-    evidence = bonus_evidence(campaign) if campaign.bonus_per_item > 0 else 0
     items.append(ReadinessItem(
         "checks", "Quality checks", checks, False,
         "Workers are scored on control items or traps." if checks else
         "No gold labels and no traps: no worker's answers are checked. Add gold on the control page or set a trap rate.",
         "quality",
     ))
-    bonus_ok = campaign.bonus_per_item == 0 or evidence > 0
-    # A warning, not a stop: the pay rules pay no bonus without such evidence, and the worker page promises none.
+    # A warning, not a stop: the worker page and the pay rules follow the same rule (annotate.services.bonus_rule).
+    unchecked = (": with no gold and no traps it is paid on every item submitted at the minimum time, whatever the answers"
+                 if bonus.basis == UNCHECKED else " (it needs erroneous private gold or traps from human edits)")
     items.append(ReadinessItem(
-        "bonus", "Bonus rule", bonus_ok, False,
-        "No quality bonus is offered." if campaign.bonus_per_item == 0 else (
-            f"A bonus of {campaign.bonus_per_item} per item can be earned ({evidence} erroneous sentences can check it)."
-            if bonus_ok else
-            f"A bonus of {campaign.bonus_per_item} per item is offered, but no check can ever pay it (it needs erroneous "
-            "private gold or traps from human edits). Add such gold on the control page, or set the bonus to 0."
+        "bonus", "Bonus rule", bonus.basis in (NO_BONUS, ON_CHECKS), False,
+        "No quality bonus is offered." if bonus.basis == NO_BONUS else (
+            f"A bonus of {campaign.bonus_per_item} per item can be earned ({bonus.evidence} erroneous sentences can check it)."
+            if bonus.basis == ON_CHECKS else
+            f"A bonus of {campaign.bonus_per_item} per item is offered, but no check can ever pay it{unchecked}. "
+            "Add erroneous gold on the control page, or set the bonus to 0."
         ), "pay",
     ))
     return items

@@ -17,6 +17,7 @@ from django.urls import reverse
 from annotate.models import Campaign, Participation, Worker
 from annotate.protocols import protocol_for
 from annotate.services.assignments import current_assignment
+from annotate.services.bonus_rule import bonus_rule
 from annotate.services.bonuses import worker_total
 from annotate.services.quality import RECENT_CHECKS_PER_CLASS
 
@@ -44,6 +45,8 @@ def worker_rules(context: template.Context, campaign: Campaign, preview: bool = 
         "rules_open": submitted == 0,
         "owed": worker_total(worker_id, campaign) if worker_id is not None else Decimal("0.00"),
         **protocol_for(campaign.kind).worker_rules(campaign),  # traps, checks, entity_check, review
+        # What the bonus line promises is what the pay rules pay (the evidence as kept: no query on gold or traps).
+        "bonus": bonus_rule(campaign, kept_evidence=True),
         "recent_checks": RECENT_CHECKS_PER_CLASS,  # quality is also judged on this recent window
         "heartbeat_url": reverse("annotate:assignment-heartbeat", args=[campaign.slug, assignment.pk]) if assignment else "",
         "heartbeat_seconds": max(15, min(60, campaign.unattended_release_minutes * 60 // 4)),

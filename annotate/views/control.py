@@ -16,6 +16,7 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 from annotate.services.attention import worker_attention
+from annotate.services.bonus_rule import bonus_rule
 from annotate.services.errors import InvalidSubmission
 from annotate.services.gold import (
     gold_from_crowd,
@@ -28,7 +29,6 @@ from annotate.services.gold_predictability import PREDICTABILITY_WARNING, cached
 from annotate.services.independence import copy_flags
 from annotate.services.pay_rules import release_held_pay
 from annotate.services.quality import worker_quality
-from annotate.services.readiness import bonus_evidence
 
 from .access import staff_required
 
@@ -59,7 +59,7 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         "predictability": cached_gold_predictability(campaign),
         "predictability_warning": PREDICTABILITY_WARNING,
         # Bonuses need erroneous sentences whose label the page does not give away (services/pay_rules.py).
-        "bonus_evidence": bonus_evidence(campaign),
+        "bonus": bonus_rule(campaign),
     })
 
 
