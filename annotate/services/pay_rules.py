@@ -50,6 +50,7 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 
+from .bonus_rule import bonus_rule
 from .gold import campaign_has_checks
 from .independence import copy_hold, hold_unpaid_entries
 from .ledger import LedgerEntry, add_ledger_entries, add_ledger_entry
@@ -110,8 +111,8 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
         seconds = assignment.lead_time_seconds
         took = f"{seconds:.1f} s for the item" if seconds is not None else "too little time"
         return f"item submitted too fast on the server's clock ({took}; minimum {campaign.min_seconds_per_sentence:g} s per sentence)", None
-    if not campaign_has_checks(campaign):
-        return None, None  # nothing to score against: the campaign pays every item (README "Quality checks")
+    if not bonus_rule(campaign, count_evidence=False).checks:
+        return None, None  # nothing to score against: the campaign pays every item (annotate.services.bonus_rule)
     # Published labels (a benchmark's release) are left out unless the campaign accepts them knowingly.
     quality = worker_quality(participation, until=assignment.submitted_at, in_submission=True, for_bonus=True)
     if quality.score is None:
