@@ -77,6 +77,8 @@ PROTOCOL_APPS = [
     "annotate.spans",
     *[a.strip() for a in os.environ.get("FACTLAB_EXTRA_PROTOCOL_APPS", "").split(",") if a.strip()],
 ]
+if TESTING:  # the toy protocol that proves the mechanism, for the test suite only (its package says how)
+    PROTOCOL_APPS.append("tests.toy_rating")
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -27,6 +27,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from annotate.models import Campaign, Dataset, MetricSource
+from annotate.protocols import protocol_for
 from metrics_service import selectors
 from metrics_service.label_reliability import label_aggregation_section
 from metrics_service.report_aggrefact import DEFINITIONS as AGGREFACT_DEFINITIONS
@@ -397,6 +398,10 @@ def build_report(
         correlations=correlations, williams=williams, bacc=report["balanced_accuracy"], pairs_meta=report["meta_evaluation"],
         judgements=data.judgements,
     ))
+    # The campaign protocol's own sections (answers that are not sentence judgements), only where it has some.
+    sections = [section.as_dict() for section in protocol_for(campaign.kind).report_sections(campaign)]
+    if sections:
+        report["sections"] = sections
     return jsonable(report)
 
 

@@ -12,7 +12,7 @@ import json
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,6 +59,13 @@ KIND_COLUMNS: dict[str, tuple[str, ...]] = {
 def row_schema(kind: str) -> pa.Schema:
     """The Parquet schema of one row kind of :func:`annotate.exporters.tabular.iter_rows`."""
     return pa.schema([(name, _TYPES.get(name, pa.string())) for name in KIND_COLUMNS[kind]])
+
+
+def answer_schema(columns: Mapping[str, str]) -> pa.Schema:
+    """The Parquet schema of a protocol's answer rows: the shared columns every row has, then the kind's own
+    ``columns`` (name -> pyarrow type alias)."""
+    shared = [(name, _TYPES.get(name, pa.string())) for name in (*_COMMON, "worker", "source", "created_at")]
+    return pa.schema(shared + [(name, pa.type_for_alias(alias)) for name, alias in columns.items()])
 
 
 @dataclass

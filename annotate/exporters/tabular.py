@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -373,12 +373,13 @@ class _Echo:
         return value
 
 
-def csv_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-    """A header line then one CSV line per row; lists are ``;``-joined, booleans ``true``/``false``, None empty."""
+def csv_lines(rows: Iterable[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> Iterator[str]:
+    """A header line then one CSV line per row; lists are ``;``-joined, booleans ``true``/``false``, None empty.
+    ``columns``: the shared ones, then those a protocol's answer rows add."""
     writer = SafeCsvWriter(_Echo())
-    yield writer.writerow(COLUMNS)
+    yield writer.writerow(columns)
     for row in rows:
-        yield writer.writerow([_csv_cell(row[c]) for c in COLUMNS])
+        yield writer.writerow([_csv_cell(row.get(c)) for c in columns])
 
 
 def batched_lines(lines: Iterable[str], target_bytes: int = 64 * 1024) -> Iterator[bytes]:

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from annotate.kinds import PROTOCOLS
 
-from .base import DatasetFormat, ExportStream, GoldTally, Protocol, QualificationForm, SubmissionResult
+from .base import (
+    AnswerRows,
+    DatasetFormat,
+    ExportStream,
+    GoldTally,
+    Protocol,
+    QualificationForm,
+    ReportSection,
+    SubmissionResult,
+)
 
 #: Export formats every campaign has (rows of judgements, edits and scores); protocols add their own.
 SHARED_EXPORT_FORMATS = ("jsonl", "csv", "parquet")
@@ -73,7 +82,17 @@ def formats_for(kind: str) -> list[str]:
     return [*protocol_for(kind).export_formats, *SHARED_EXPORT_FORMATS]
 
 
+def answer_row_kinds() -> tuple[str, ...]:
+    """Every row kind the registered protocols' answers add to the shared row exports, each once."""
+    return tuple(dict.fromkeys(name for p in all_protocols() for name in p.answer_row_kinds))
+
+
+def answer_columns(kind: str) -> tuple[str, ...]:
+    """The columns a campaign kind's answer rows add to the shared ones, in the protocol's order."""
+    return tuple(dict.fromkeys(column for rows in protocol_for(kind).answer_row_kinds.values() for column in rows.columns))
+
+
 __all__ = [
-    "PROTOCOLS", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "SubmissionResult",
-    "all_protocols", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
+    "PROTOCOLS", "AnswerRows", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "ReportSection",
+    "SubmissionResult", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
 ]

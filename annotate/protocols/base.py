@@ -94,6 +94,47 @@ class GoldTally:
 
 
 @dataclass(frozen=True)
+class AnswerRows:
+    """A row kind that a protocol's answers add to the shared jsonl/csv/parquet exports.
+
+    Its rows carry the shared columns (``record_type``, ``campaign``, ``document_id``, ``dataset``, ``split``,
+    ``summary_id``, ``system``, ``worker``, ``created_at``...) and the kind's own ``columns``; CSV puts those
+    after the shared ones, Parquet types them by their alias.
+
+    Examples
+    --------
+    >>> AnswerRows("one row per rating", {"rating": "int64"}).columns["rating"]
+    'int64'
+    """
+
+    description: str
+    #: The kind's own columns -> their Parquet type alias ("string", "int64", "double", "bool").
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A protocol's section of the campaign report, shown as it is by the API, ``manage.py report`` and the
+    dashboard: counts, and the agreement of the workers' answers by the protocol's own statistic.
+
+    Examples
+    --------
+    >>> ReportSection("Ratings", {"ratings": 4}, "Krippendorff's alpha (interval)", 0.5).as_dict()["agreement"]
+    {'statistic': "Krippendorff's alpha (interval)", 'value': 0.5}
+    """
+
+    title: str
+    counts: Mapping[str, int]
+    #: The agreement statistic's name and value (None when too few answers overlap to compute it).
+    agreement_statistic: str = ""
+    agreement: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"title": self.title, "counts": dict(self.counts),
+                "agreement": {"statistic": self.agreement_statistic, "value": self.agreement}}
+
+
+@dataclass(frozen=True)
 class ExportStream:
     """A protocol export: the byte chunks, their content type and the download's file name."""
 
@@ -263,4 +304,22 @@ class Protocol(ABC):
 
     def parquet_tables(self, campaign: Campaign, export_filters: ExportFilters) -> list[Table]:
         """The protocol's own tables in the Parquet dataset, beside the shared row tables."""
+        return []
+
+    # ------------------------------------------------------------------ what reads answers
+    # The shared exports, the report and the speed rule ask the protocol about its answers, so an answer of any
+    # shape (a rating, a span, a choice) reaches them. Defaults: nothing beyond the shared sentence rows.
+
+    #: Row kinds the protocol's answers add to the shared jsonl/csv/parquet exports, after the shared kinds.
+    answer_row_kinds: ClassVar[Mapping[str, AnswerRows]] = {}
+    #: The unit of work the speed rule's minimum and the counts are per, singular and plural.
+    unit_words: ClassVar[tuple[str, str]] = ("sentence", "sentences")
+
+    def answer_rows(self, campaign: Campaign, kind: str, export_filters: ExportFilters,
+                    name: Callable[[int | None], str | None]) -> Iterable[dict[str, Any]]:
+        """The rows of one of ``answer_row_kinds`` (``name`` turns a worker id into the export's worker name)."""
+        return ()
+
+    def report_sections(self, campaign: Campaign) -> list[ReportSection]:
+        """The protocol's sections of the campaign report (none: the shared sentence report says it all)."""
         return []

@@ -92,6 +92,11 @@ def _record(participation: Participation, assignment: Assignment | None, *, key:
         return False
 
 
+def _unit(campaign) -> str:
+    """The unit of work the campaign's minimum time is per, in its protocol's words ("sentence", "summary")."""
+    return protocol_for(campaign.kind).unit_words[0]
+
+
 def hold_reason(participation: Participation) -> str | None:
     """Why the worker's pay is held now: held already, or consistently fast since their last release."""
     if participation.pay_held:
@@ -100,7 +105,7 @@ def hold_reason(participation: Participation) -> str | None:
     fast = participation.too_fast_items - participation.released_too_fast_items
     if items >= Participation.FAST_WORKER_MIN_ITEMS and fast >= Participation.FAST_WORKER_SHARE * items:
         minimum = participation.campaign.min_seconds_per_sentence
-        return f"consistently fast: {fast} of {items} items under {minimum:g} s per sentence on the server's clock"
+        return f"consistently fast: {fast} of {items} items under {minimum:g} s per {_unit(participation.campaign)} on the server's clock"
     return protocol_for(participation.campaign.kind).pay_hold_reason(participation)
 
 
@@ -110,7 +115,7 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
     if assignment.too_fast:
         seconds = assignment.lead_time_seconds
         took = f"{seconds:.1f} s for the item" if seconds is not None else "too little time"
-        return f"item submitted too fast on the server's clock ({took}; minimum {campaign.min_seconds_per_sentence:g} s per sentence)", None
+        return f"item submitted too fast on the server's clock ({took}; minimum {campaign.min_seconds_per_sentence:g} s per {_unit(campaign)})", None
     if not bonus_rule(campaign, count_evidence=False).checks:
         return None, None  # nothing to score against: the campaign pays every item (annotate.services.bonus_rule)
     # Published labels (a benchmark's release) are left out unless the campaign accepts them knowingly.
@@ -374,7 +379,7 @@ def _approval(participation: Participation, items_at_pace: int, needed: int) -> 
     if items_at_pace < needed:
         minimum = campaign.min_seconds_per_sentence
         return "reject", (f"did not complete the minimum work: {items_at_pace} of {needed} items at the minimum time "
-                          f"({minimum:g} s per sentence on the server's clock)")
+                          f"({minimum:g} s per {_unit(campaign)} on the server's clock)")
     pending = list(PayDecision.objects.filter(
         worker_id=participation.worker_id, campaign_id=participation.campaign_id, key__startswith=f"{PENDING_PAY_PREFIX}:",
     ).values_list("key", flat=True))

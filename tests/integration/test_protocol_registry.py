@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from annotate import kinds
 from annotate.models import Assignment, AssignmentStatus, Campaign, SentenceJudgement
-from annotate.protocols import _load, protocol_for
+from annotate.protocols import protocol_for
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import CampaignStateError, apply_campaign_action, create_campaign
 from annotate.services.imports import import_dataset
@@ -124,9 +124,9 @@ def test_state_actions_follow_one_rule():
 
 @pytest.fixture
 def toy_registered(monkeypatch):
-    monkeypatch.setitem(kinds.PROTOCOLS, "toy", ("tests.toy_protocol:ToyProtocol", "Toy yes/no question"))
-    yield
-    _load.cache_clear()
+    from tests.toy_protocol import ToyProtocol
+
+    monkeypatch.setitem(kinds.PROTOCOLS, "toy", ToyProtocol())
 
 
 def test_a_toy_protocol_runs_claim_submit_and_export_through_the_shared_code(toy_registered, tmp_path, superuser):

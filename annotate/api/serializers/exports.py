@@ -5,10 +5,18 @@ from rest_framework import serializers
 
 from annotate.api.query_options import DatasetChoiceField
 from annotate.exporters.tabular import ANNOTATORS, ROW_KINDS, WORKER_STATUSES
-from annotate.protocols import export_formats, export_parts
+from annotate.protocols import answer_row_kinds, export_formats, export_parts
 
-#: What ``rows`` takes, stated in the schema as it is checked: row kinds separated by commas, nothing else.
-ROWS_PATTERN = "^({kinds})(,({kinds}))*$".format(kinds="|".join(ROW_KINDS))
+
+def rows_field() -> serializers.RegexField:
+    """``rows``, stated in the schema as it is checked: row kinds separated by commas, nothing else; the shared
+    kinds, then those the registered protocols' answers add (read now, so a registered protocol's show)."""
+    kinds = [*ROW_KINDS, *answer_row_kinds()]
+    return serializers.RegexField(
+        "^({kinds})(,({kinds}))*$".format(kinds="|".join(kinds)), required=False,
+        help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(kinds)} (default all of the campaign's).",
+        error_messages={"invalid": f"expected a comma-separated list of {', '.join(kinds)}"},
+    )
 
 
 class ExportQuerySerializer(serializers.Serializer):
@@ -17,11 +25,7 @@ class ExportQuerySerializer(serializers.Serializer):
         choices=["zip"], default="zip",
         help_text="frank only: the whole zip (default) or one of its JSON files: summaries, sentences, articles.",
     )
-    rows = serializers.RegexField(
-        ROWS_PATTERN, required=False,
-        help_text=f"jsonl/csv/parquet only: comma-separated row kinds among {', '.join(ROW_KINDS)} (default all).",
-        error_messages={"invalid": f"expected a comma-separated list of {', '.join(ROW_KINDS)}"},
-    )
+    rows = rows_field()
     split = serializers.ChoiceField(choices=["valid", "test"], required=False)
     dataset = DatasetChoiceField(required=False)
     system = serializers.CharField(required=False, max_length=100)
@@ -42,6 +46,7 @@ class ExportQuerySerializer(serializers.Serializer):
         super().__init__(*args, **kwargs)
         self.fields["format"].choices = export_formats()  # the registered protocols' formats, read now
         self.fields["file"].choices = ["zip", *export_parts()]
+        self.fields["rows"] = rows_field()
 
     def validate_rows(self, value: str) -> list[str]:
         return value.split(",")

@@ -16,9 +16,10 @@ from rest_framework.views import APIView
 from annotate.api import serializers
 from annotate.api.permissions import is_admin
 from annotate.api.views.base import SLUG, CampaignScoped
-from annotate.exporters.tabular import ROW_KINDS, ExportFilters, batched_lines, csv_lines, iter_rows, jsonl_lines
+from annotate.exporters.pseudonyms import WorkerNamer
+from annotate.exporters.tabular import COLUMNS, ROW_KINDS, ExportFilters, batched_lines, csv_lines, iter_rows, jsonl_lines
 from annotate.models import Campaign
-from annotate.protocols import format_misfit, protocol_for
+from annotate.protocols import Protocol, answer_columns, format_misfit, protocol_for
 
 if TYPE_CHECKING:
     from annotate.exporters.parquet import Table
@@ -70,20 +71,28 @@ class ExportView(CampaignScoped, APIView):
         misfit = format_misfit(fmt, campaign.kind)
         if misfit:
             return Response({"format": [misfit]}, status=status.HTTP_400_BAD_REQUEST)
+        protocol = protocol_for(campaign.kind)
+        # The shared row kinds, then the rows the campaign's protocol adds for its own answers.
+        own_kinds = [*ROW_KINDS, *protocol.answer_row_kinds]
+        kinds = options.get("rows") or own_kinds
+        foreign = [kind for kind in kinds if kind not in own_kinds]
+        if foreign:
+            return Response({"rows": [f"rows={','.join(foreign)}: not rows of a {campaign.kind} campaign; its row kinds: {', '.join(own_kinds)}"]},
+                            status=status.HTTP_400_BAD_REQUEST)
         if fmt == "parquet":
             # Imported here: pyarrow is loaded only for Parquet exports, not at every start.
             from annotate.exporters.parquet import stream_parquet_zip
 
-            tables = _parquet_tables(campaign, export_filters, kinds=options.get("rows") or ROW_KINDS, reveal=reveal)
+            tables = _parquet_tables(campaign, protocol, export_filters, kinds=kinds, reveal=reveal)
             chunks = stream_parquet_zip(campaign, tables, license_id=options.get("license"))
             return self._stream(chunks, "application/zip", f"{campaign.slug}-parquet.zip")
-        protocol = protocol_for(campaign.kind)
         if fmt in protocol.export_formats:
             export = protocol.export(campaign, fmt, export_filters, file=options["file"], reveal_workers=reveal, include_gold=admin)
             return self._stream(export.chunks, export.content_type, export.filename)
-        rows = iter_rows(campaign, export_filters, kinds=options.get("rows") or ROW_KINDS, reveal_workers=reveal)
+        rows = _rows(campaign, protocol, export_filters, kinds, reveal)
         if fmt == "csv":
-            return self._stream(batched_lines(csv_lines(rows)), "text/csv; charset=utf-8", f"{campaign.slug}.csv")
+            columns = (*COLUMNS, *answer_columns(campaign.kind))
+            return self._stream(batched_lines(csv_lines(rows, columns)), "text/csv; charset=utf-8", f"{campaign.slug}.csv")
         return self._stream(batched_lines(jsonl_lines(rows)), "application/x-ndjson", f"{campaign.slug}.jsonl")
 
     @staticmethod
@@ -94,9 +103,25 @@ class ExportView(CampaignScoped, APIView):
         return response
 
 
-def _parquet_tables(campaign: Campaign, export_filters: ExportFilters, *, kinds, reveal: bool) -> list[Table]:
+def _answer_rows(campaign: Campaign, protocol: Protocol, export_filters: ExportFilters, kind: str, reveal: bool):
+    """The rows of one of the protocol's answer row kinds, with every export column present."""
+    name = WorkerNamer(campaign.pk, reveal=reveal)
+    base = dict.fromkeys((*COLUMNS, *answer_columns(campaign.kind)))
+    for row in protocol.answer_rows(campaign, kind, export_filters, name):
+        yield {**base, **row}
+
+
+def _rows(campaign: Campaign, protocol: Protocol, export_filters: ExportFilters, kinds, reveal: bool):
+    """The jsonl/csv rows: the shared kinds asked for, then the protocol's answer rows asked for."""
+    yield from iter_rows(campaign, export_filters, kinds=[kind for kind in kinds if kind in ROW_KINDS], reveal_workers=reveal)
+    for kind in protocol.answer_row_kinds:
+        if kind in kinds:
+            yield from _answer_rows(campaign, protocol, export_filters, kind, reveal)
+
+
+def _parquet_tables(campaign: Campaign, protocol: Protocol, export_filters: ExportFilters, *, kinds, reveal: bool) -> list[Table]:
     """The row tables of the jsonl/csv export, plus the protocol's own tables (FRANK summary scores, BUMP pairs)."""
-    from annotate.exporters.parquet import Table, row_schema
+    from annotate.exporters.parquet import Table, answer_schema, row_schema
 
     descriptions = {
         "judgements": "one row per sentence judgement", "edits": "one row per BUMP edit (collected or imported pair)",
@@ -107,4 +132,8 @@ def _parquet_tables(campaign: Campaign, export_filters: ExportFilters, *, kinds,
         Table(kind, iter_rows(campaign, export_filters, kinds=[kind], reveal_workers=reveal), descriptions[kind], row_schema(kind))
         for kind in ROW_KINDS if kind in kinds
     ]
-    return tables + protocol_for(campaign.kind).parquet_tables(campaign, export_filters)
+    tables += [
+        Table(kind, _answer_rows(campaign, protocol, export_filters, kind, reveal), rows.description, answer_schema(rows.columns))
+        for kind, rows in protocol.answer_row_kinds.items() if kind in kinds
+    ]
+    return tables + protocol.parquet_tables(campaign, export_filters)

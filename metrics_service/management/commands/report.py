@@ -140,6 +140,11 @@ class Command(BaseCommand):
         out.append(table(["count", "value", "count", "value"], [
             [counts[i][0], counts[i][1], *(counts[i + 1] if i + 1 < len(counts) else ("", ""))] for i in range(0, len(counts), 2)
         ]))
+        for section in report.get("sections") or []:
+            agreement = section["agreement"]
+            out += ["", section["title"], table(["count", "value"], [[name, value] for name, value in section["counts"].items()])]
+            if agreement["statistic"]:
+                out.append(f"Agreement ({agreement['statistic']}): {_fmt(agreement['value'])}")
         out += ["", "Definitions"]
         for name, text in report["definitions"].items():
             out += wrap(f"- {name}: {text}")
