@@ -156,8 +156,9 @@ def dataset_card(campaign: Campaign, tables: list[Table], license_id: str) -> st
     lines += [
         "", "## Label uncertainty", "",
         f"Each judgement row carries its sentence's aggregated label under the `{campaign.label_model}` label model:",
-        "`label_posterior` is the posterior probability of `label_factual`, `label_low`/`label_high` its 95% Jeffreys",
-        "interval over the sentence's judgements, `label_categories*` the same for the error categories and",
+        "`label_posterior` is the posterior probability of `label_factual`, `label_low`/`label_high` its 95% interval",
+        "from what is known of the judging workers (docs/analysis.md), `label_categories*` the same for the error",
+        "categories (a Jeffreys interval over the sentence's judgements) and",
         "`label_difficulty` GLAD's item difficulty (empty for other models), and `worker_ability` the judging worker's",
         "ability under the same model (GLAD's alpha; else their reliability). Empty until the model was fitted.",
     ]

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import digamma, expit
+from scipy.special import digamma, expit, logit
 from scipy.stats import beta as beta_dist
 
 from taxonomies.frank import CODES, GROUPS, normalize_code
@@ -264,6 +264,61 @@ def posterior_interval(posterior: np.ndarray, n: np.ndarray, level: float = INTE
     return np.minimum(beta_dist.ppf(tail, a, b), p), np.maximum(beta_dist.ppf(1.0 - tail, a, b), p)
 
 
+def worker_aware_interval(labels: np.ndarray, posterior: np.ndarray, task: np.ndarray, votes: np.ndarray, worker: np.ndarray,
+                          level: float = INTERVAL_LEVEL, draws: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Interval of each yes/no label's posterior from what is known of the workers who gave its judgements.
+
+    A label resting on two workers known from hundreds of judgements is surer than one resting on two
+    newcomers, and a "yes" from a worker who says "yes" to everything is weak evidence: the Jeffreys
+    interval, which sees only the count, says neither. Here each worker has a sensitivity (P(yes | the label
+    is yes)) and a specificity (P(no | the label is no)), each uncertain as a proportion observed over the
+    worker's judgements of sentences of that label, Beta(k + 1/2, n - k + 1/2); the share of "yes" labels
+    is uncertain the same way. For each of ``draws`` joint draws, a label's probability of "yes" follows by
+    Bayes' rule from its judgements (the two-coin model); the interval of the label's posterior is the
+    equal-tailed ``level`` range over the draws, widened where needed to hold ``posterior`` (the label
+    model's own). Deterministic (``seed``).
+
+    ``labels`` (bool, the aggregated label) and ``posterior`` (of that label): per task; ``task`` (index
+    into them), ``votes`` (bool) and ``worker`` (any hashable id): per judgement.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels, posterior = np.array([True, True, False, True]), np.array([0.9, 0.9, 0.9, 0.9])
+    >>> task = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    >>> votes = np.array([True, True, True, True, False, False, True, True])
+    >>> worker = np.array([1, 2, 1, 2, 1, 2, 1, 2])
+    >>> low, high = worker_aware_interval(labels, posterior, task, votes, worker)
+    >>> bool(np.all(low <= posterior) and np.all(posterior <= high))
+    True
+    """
+    labels = np.asarray(labels, dtype=bool)
+    posterior = np.asarray(posterior, dtype=float)
+    task, votes = np.asarray(task, dtype=int), np.asarray(votes, dtype=bool)
+    if task.size == 0:
+        return posterior.copy(), posterior.copy()
+    workers, w = np.unique(np.asarray(worker), return_inverse=True)
+    yes_label = labels[task]
+    n_yes = np.bincount(w, weights=yes_label, minlength=len(workers))  # judgements of "yes" sentences
+    k_yes = np.bincount(w, weights=yes_label & votes, minlength=len(workers))  # ... answered yes
+    n_no = np.bincount(w, weights=~yes_label, minlength=len(workers))
+    k_no = np.bincount(w, weights=~yes_label & ~votes, minlength=len(workers))
+    rng = np.random.default_rng(seed)
+    p_yes = np.empty((len(labels), draws))
+    for start in range(0, draws, 50):  # draws in blocks: memory stays (50 x judgements)
+        block = min(50, draws - start)
+        sensitivity = np.clip(rng.beta(k_yes + 0.5, n_yes - k_yes + 0.5, size=(block, len(workers))), 1e-4, 1 - 1e-4)
+        specificity = np.clip(rng.beta(k_no + 0.5, n_no - k_no + 0.5, size=(block, len(workers))), 1e-4, 1 - 1e-4)
+        prior = np.clip(rng.beta(labels.sum() + 0.5, (~labels).sum() + 0.5, size=block), 1e-4, 1 - 1e-4)
+        evidence = np.where(votes, np.log(sensitivity[:, w] / (1 - specificity[:, w])), np.log((1 - sensitivity[:, w]) / specificity[:, w]))
+        for column in range(block):
+            p_yes[:, start + column] = expit(logit(prior[column]) + np.bincount(task, weights=evidence[column], minlength=len(labels)))
+    of_label = np.where(labels[:, None], p_yes, 1.0 - p_yes)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(of_label, tail, axis=1), np.quantile(of_label, 1.0 - tail, axis=1)
+    return np.minimum(low, posterior), np.maximum(high, posterior)
+
+
 def majority_posterior(yes: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Posterior probability that most of the crowd would say "yes", given ``yes`` of ``n`` votes:
     P(share > 1/2) under Beta(yes + 1/2, n - yes + 1/2) (Jeffreys prior); exactly 1/2 on a tie."""
@@ -340,8 +395,8 @@ class Aggregation:
 
     ``units``: one row per sentence as :func:`.factuality.sentence_majority` (``summary_id, sentence_index,
     n, factual, categories``) plus its uncertainty: ``p_factual`` (posterior probability that the sentence
-    is factual), ``posterior`` (of the aggregated factual label) with its :func:`posterior_interval`
-    ``posterior_low, posterior_high``, the same for the aggregated category set (``categories_posterior,
+    is factual), ``posterior`` (of the aggregated factual label) with its :func:`worker_aware_interval`
+    ``posterior_low, posterior_high`` (from the reliabilities of the workers who judged it), the same for the aggregated category set (``categories_posterior,
     categories_low, categories_high``), and GLAD's ``difficulty`` (NaN for other methods). For the majority,
     ``p_factual`` is :func:`majority_posterior` and the category posterior the share of annotators who chose
     exactly that set, (k + 1/2) / (n + 1). ``reliability``: per worker (index ``worker_id``) ``n``
@@ -371,6 +426,17 @@ def _with_uncertainty(units: pd.DataFrame, p_factual: np.ndarray, categories_pos
     units["categories_posterior"] = np.asarray(categories_posterior, dtype=float)
     units["categories_low"], units["categories_high"] = posterior_interval(units["categories_posterior"].to_numpy(), n)
     units["difficulty"] = np.full(len(units), np.nan) if difficulty is None else np.asarray(difficulty, dtype=float)
+    return units
+
+
+def _with_worker_aware_interval(units: pd.DataFrame, keys: list[str], factual_tasks: pd.DataFrame) -> pd.DataFrame:
+    """``posterior_low, posterior_high`` from what is known of the judging workers (:func:`worker_aware_interval`)."""
+    position = {key: index for index, key in enumerate(keys)}
+    units = units.copy()
+    units["posterior_low"], units["posterior_high"] = worker_aware_interval(
+        units["factual"].astype(bool).to_numpy(), units["posterior"].to_numpy(dtype=float),
+        factual_tasks["task"].map(position).to_numpy(dtype=int), factual_tasks["label"].to_numpy(dtype=bool),
+        factual_tasks["worker"].to_numpy())
     return units
 
 
@@ -404,6 +470,7 @@ def aggregate(judgements: pd.DataFrame, method: str = DEFAULT_METHOD, *, majorit
         counts = majority["n"].to_numpy(dtype=float)
         units = _with_uncertainty(majority, majority_posterior(yes[keys].to_numpy(), counts),
                                   (same_set[keys].to_numpy(dtype=float) + 0.5) / (counts + 1.0))
+        units = _with_worker_aware_interval(units, keys, factual_tasks)
         return Aggregation(method, units, reliability.rename_axis("worker_id"))
     factual_fit = fit_labels(factual_tasks, method)
     set_fit = fit_labels(set_tasks, method)
@@ -429,6 +496,7 @@ def aggregate(judgements: pd.DataFrame, method: str = DEFAULT_METHOD, *, majorit
     ]
     units = _with_uncertainty(units, p_factual, categories_posterior, factual_fit.difficulty.reindex(keys).to_numpy())
     reliability = pd.DataFrame({"n": n, "factual": factual_fit.reliability, "categories": set_fit.reliability, "ability": factual_fit.ability})
+    units = _with_worker_aware_interval(units, keys, factual_tasks)
     return Aggregation(method, units, reliability.rename_axis("worker_id"))
 
 
