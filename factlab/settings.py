@@ -410,7 +410,8 @@ SPECTACULAR_SETTINGS = {
                             "annotate.api.schema.state_registry_constraints", "annotate.api.schema.state_text_constraints"],
     "SCHEMA_PATH_PREFIX": r"/api/",
     "ENUM_NAME_OVERRIDES": {
-        "CampaignKindEnum": "annotate.models.CampaignKind",
+        # The registered kinds (every installed protocol app), as the field's choices are.
+        "CampaignKindEnum": "annotate.kinds.kind_choices",
         "JudgementSourceEnum": "annotate.models.JudgementSource",
         "MetricSourceEnum": "annotate.models.MetricSource",
         "ImportKindEnum": [("dataset", "Dataset"), ("scores", "Metric scores")],
