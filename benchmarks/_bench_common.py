@@ -37,7 +37,7 @@ def reference_loop_ms(repeat: int = 5) -> float:
 
     Printed beside load figures so that runs on different machines can be compared: the load test's
     throughput is bound by CPU, and this loop took 157-313 ms (median about 180) on the 2-core machine
-    of the README's load figures.
+    of the load figures in docs/guarantees.md.
     """
     times = []
     for _ in range(repeat):

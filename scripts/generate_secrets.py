@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Print the two production keys as shell `export` lines, for the README's production recipe.
+"""Print the two production keys as shell `export` lines, for the production recipe in docs/running.md.
 
 The recipe writes them once into var/secrets.env (readable by its owner only) and sources that file at every
 start: the secret key signs sessions and the pseudonym key derives export pseudonyms, so both must stay the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's researcher walk, runnable: from the first admin to a report of one's own metric and a Parquet
+# The researcher walk of docs/researchers.md, runnable: from the first admin to a report of one's own metric and a Parquet
 # export, with curl against a running FactLab and its Celery workers (tests/celery/test_researcher_walk.py runs it).
 #
 # Before: the first admin, e.g.  DJANGO_SUPERUSER_PASSWORD=... manage.py createsuperuser --noinput --username admin --email a@example.org

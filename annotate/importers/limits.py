@@ -6,7 +6,7 @@ file size. :func:`safe_extract_zip` bounds archives (member count, total uncompr
 ratio, member names) while it writes them, so a zip bomb stops at the limit. :data:`PATH_ID` is the
 strict pattern of ids that may name a file as they are (FRANK's ``hash`` in older exports).
 
-Each limit is a setting (``FACTLAB_IMPORT_*``, see factlab/settings.py and README "Reliability"); every
+Each limit is a setting (``FACTLAB_IMPORT_*``, see factlab/settings.py and docs/guarantees.md); every
 refusal is an :class:`ImportFailed` naming the file, the record and the field.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Idempotent writes shared by every importer: each helper finds a row by its natural key or creates it.
 
-Speed at research scale (README, Benchmarks): the natural keys already in the campaign are read once per
+Speed at research scale (docs/benchmarks.md): the natural keys already in the campaign are read once per
 import instead of one query per record; rows nothing else refers to (items, traps, judgements, metric
 scores) are buffered and written in bulk, metric scores through ``COPY`` and one ``INSERT ... ON CONFLICT``
 on PostgreSQL. Everything still runs inside the caller's transaction, so a refused import stores nothing.

@@ -129,7 +129,7 @@ class Campaign(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
         help_text="Workers who took this campaign's qualification may not join (BUMP Task 2 excludes Task 1 workers).",
     )
-    # Crowd platforms (see annotate/providers.py and README "Crowd platforms")
+    # Crowd platforms (see annotate/providers.py and docs/workflows.md, "Crowd platforms")
     crowd_platform = models.CharField(
         max_length=20, default="prolific",
         choices=[("prolific", "Prolific"), ("mturk", "Amazon Mechanical Turk"), ("invited", "Invited workers (accounts here)")],

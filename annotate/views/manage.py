@@ -127,7 +127,7 @@ def campaign_action(request: HttpRequest, slug: str) -> HttpResponse:
     return redirect("annotate:manage-campaign", slug)
 
 
-# Metrics offered on the campaign page (model-based ones need local weights; see README "Scoring summaries").
+# Metrics offered on the campaign page (model-based ones need local weights; see docs/scoring.md).
 PAGE_METRICS = ("rouge", "bleu", "meteor", "bertscore", "coco", "bartscore")
 
 

@@ -172,7 +172,7 @@ def test_every_worker_command_consumes_every_queue_and_imports_have_a_worker_of_
 
     from tests.conftest import REPO_ROOT
 
-    for name in ("docker-compose.yml", "README.md", "scripts/demo.sh"):
+    for name in ("docker-compose.yml", "docs/running.md", "scripts/demo.sh"):
         text = (REPO_ROOT / name).read_text()
         consumed = [set(q.split(",")) for q in re.findall(r"celery -A factlab worker -Q ([a-z,]+)", text)]
         assert set().union(*consumed) == set(queues.ALL_QUEUES), name

@@ -1,4 +1,4 @@
-"""The README's researcher walk as a script (scripts/researcher_walk.sh), run with curl against a live server
+"""The researcher walk of docs/researchers.md as a script (scripts/researcher_walk.sh), run with curl against a live server
 and a real Celery worker: the first admin from ``createsuperuser``, an invitation, an upload polled to its
 end, one's own metric as scores, the report through its 202-and-poll step, and a Parquet export."""
 from __future__ import annotations

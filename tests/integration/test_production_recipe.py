@@ -1,9 +1,9 @@
-"""The README's production recipe, run exactly as written.
+"""The production recipe of docs/running.md, run exactly as written.
 
-The shell block after ``<!-- production-recipe -->`` in README.md is taken from the README and run with bash in a
+The shell block after ``<!-- production-recipe -->`` in docs/running.md is taken from the page and run with bash in a
 copy of the working tree (what a fresh clone holds, with this checkout's virtual environment linked in), against
 a database that does not exist yet and Redis databases of its own. Nothing else is run by hand: if a step the
-recipe needs is missing from the README (the install of WordNet, collectstatic, the first admin, a worker), one
+recipe needs is missing from the page (the install of WordNet, collectstatic, the first admin, a worker), one
 of the checks below fails. Then, as a newcomer would: the sign-in page, a hashed static file, signing in with the
 admin the recipe created, an import through the interactive worker and a METEOR scoring job (which needs WordNet)
 through the long-jobs worker.
@@ -43,7 +43,7 @@ def recipe_block(readme: str) -> str:
     """The first ```bash block after the marker, as written."""
     after = readme.split(RECIPE_MARKER, 1)[1]
     match = re.search(r"```bash\n(.*?)```", after, re.DOTALL)
-    assert match, "README.md: no ```bash block after the production-recipe marker"
+    assert match, "docs/running.md: no ```bash block after the production-recipe marker"
     return match.group(1)
 
 
@@ -113,7 +113,7 @@ def run_recipe(checkout: Path, database_url: str, redis_url: str, port: int) -> 
     if os.environ.get("PGPASSWORD"):
         env["PGPASSWORD"] = os.environ["PGPASSWORD"]
     script = checkout / "recipe.sh"
-    script.write_text("set -euo pipefail\n" + recipe_block((checkout / "README.md").read_text()))
+    script.write_text("set -euo pipefail\n" + recipe_block((checkout / "docs" / "running.md").read_text()))
     return subprocess.Popen(["bash", str(script)], cwd=checkout, env=env, stdout=(checkout / "recipe.out").open("wb"),
                             stderr=subprocess.STDOUT, start_new_session=True)
 

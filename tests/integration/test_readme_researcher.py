@@ -1,5 +1,5 @@
-"""The README's researcher walk, run command by command as written against a live server, each command's
-output checked against the output the README shows (the files it uploads are docs/examples/)."""
+"""The researcher walk of docs/researchers.md, run command by command as written against a live server, each
+command's output checked against the output the page shows (the files it uploads are docs/examples/)."""
 from __future__ import annotations
 
 import os
@@ -19,7 +19,7 @@ STEP = re.compile(r"\n?@@step (\d+)@@\n")
 
 
 def walk_steps(readme: str) -> list[tuple[str, list[str]]]:
-    """Each ``$`` command of the README's researcher walk with the output lines shown under it."""
+    """Each ``$`` command of the researcher walk with the output lines shown under it."""
     block = readme.split(START, 1)[1].split(END, 1)[0].strip().splitlines()
     assert block[0] == "```console" and block[-1] == "```", "the walk is one console block"
     steps: list[tuple[str, list[str]]] = []
@@ -44,7 +44,7 @@ def test_the_readme_researcher_commands_run_as_written(live_server, settings, tm
     for entry in REPO_ROOT.iterdir():
         if entry.name != ".git":
             (work / entry.name).symlink_to(entry)
-    steps = walk_steps((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
+    steps = walk_steps((REPO_ROOT / "docs" / "researchers.md").read_text(encoding="utf-8"))
     script = "\n".join(f"printf '\\n@@step {i}@@\\n'\n{command}" for i, (command, _) in enumerate(steps))
     env = {**os.environ, "API": f"{live_server.url}/api", "DATABASE_URL": worker_database_url()}
     run = subprocess.run(["bash", "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=420, check=False)
@@ -56,7 +56,7 @@ def test_the_readme_researcher_commands_run_as_written(live_server, settings, tm
     for i, (command, shown) in enumerate(steps):
         got = [line.rstrip() for line in outputs[i].rstrip("\n").splitlines()] if outputs[i].strip() else []
         if got != shown:
-            differences.append(f"README command {i}: {command}\n  shown: {shown}\n  got:   {got}")
+            differences.append(f"docs/researchers.md command {i}: {command}\n  shown: {shown}\n  got:   {got}")
     assert not differences, "\n".join(differences) + f"\nstderr: {run.stderr[-2000:]}"
     assert run.returncode == 0, run.stderr[-2000:]
     # What the commands did, read from the database.

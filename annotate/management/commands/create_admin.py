@@ -1,6 +1,6 @@
 """Create the first admin of a deployment: asked for at the terminal, or from environment variables.
 
-The production recipe in the README runs this once per release; it is idempotent (an existing account is left
+The production recipe (docs/running.md) runs this once per release; it is idempotent (an existing account is left
 as it is), so running the recipe again never resets a password someone chose.
 """
 from __future__ import annotations
