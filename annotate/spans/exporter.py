@@ -36,6 +36,22 @@ def records(campaign: Campaign, annotator_name: Callable[[SpanAnswer], str]) -> 
         }
 
 
+def rows(campaign: Campaign, name: Callable[[int | None], str | None]) -> Iterator[dict]:
+    """The shared export's rows (jsonl/csv/parquet): the shared columns, then the answer's own."""
+    def annotator(answer: SpanAnswer) -> str:
+        return answer.annotator if answer.source == "imported" else name(answer.worker_id) or ""
+
+    for answer, record in zip(answers(campaign), records(campaign, annotator)):
+        summary = answer.summary
+        yield {
+            "record_type": "span_answer", "campaign": campaign.slug, "document_id": summary.document.external_id,
+            "dataset": summary.document.dataset, "split": summary.document.split, "summary_id": summary.pk, "system": summary.system,
+            "worker": record["annotator"], "source": answer.source, "no_error": not answer.spans, "n_spans": len(answer.spans),
+            "spans": json.dumps(record["spans"], ensure_ascii=False), "unified_types": ",".join(record["unified_types"]),
+            "created_at": answer.created_at.isoformat(),
+        }
+
+
 def jsonl(campaign: Campaign, annotator_name: Callable[[SpanAnswer], str]) -> Iterator[bytes]:
     for record in records(campaign, annotator_name):
         yield (json.dumps(record, ensure_ascii=False) + "\n").encode()

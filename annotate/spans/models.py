@@ -21,8 +21,9 @@ class AnswerSource(models.TextChoices):
 class SpanAnswer(models.Model):
     summary = models.ForeignKey(Summary, on_delete=models.CASCADE, related_name="span_answers")
     source = models.CharField(max_length=10, choices=AnswerSource.choices)
-    #: The crowd assignment it answers (crowd and model answers).
+    #: The crowd assignment it answers (crowd answers only).
     assignment = models.OneToOneField(Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="span_answer")
+    #: The crowd worker, or the model annotator's pseudo-worker (provider "llm").
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.CASCADE, related_name="span_answers")
     #: The release's annotator id of an imported answer ("" for an aggregated release: one answer per summary).
     annotator = models.CharField(max_length=200, blank=True)
@@ -35,9 +36,12 @@ class SpanAnswer(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(source="imported", assignment__isnull=True) | models.Q(source__in=["crowd", "model"], assignment__isnull=False),
-                name="span_answer_imported_xor_assigned",
+                condition=models.Q(source="crowd", assignment__isnull=False, worker__isnull=False)
+                | models.Q(source="model", assignment__isnull=True, worker__isnull=False)
+                | models.Q(source="imported", assignment__isnull=True, worker__isnull=True),
+                name="span_answer_source_fits_its_links",
             ),
+            models.UniqueConstraint(fields=["summary", "worker"], condition=models.Q(source="model"), name="span_answer_once_per_model"),
             models.UniqueConstraint(fields=["summary", "annotator"], condition=models.Q(source="imported"),
                                     name="span_answer_once_per_imported_annotator"),
         ]

@@ -8,13 +8,13 @@ word per class (``annotate.spans.gold``) through the shared quality rules.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Assignment, Campaign, Item
-from annotate.protocols.base import DatasetFormat, ExportStream, GoldTally, Protocol, SubmissionResult
+from annotate.protocols.base import AnswerRows, DatasetFormat, ExportStream, GoldTally, Protocol, ReportSection, SubmissionResult
 from annotate.services.errors import InvalidSubmission
 from metrics_service.stats.spans import majority_answers
 from taxonomies.frank import CODES as FRANK_CODES
@@ -82,6 +82,11 @@ class SpansProtocol(Protocol):
         "span_offsets": DatasetFormat(import_span_offsets, (".json", ".jsonl")),
     }
     export_formats: ClassVar[Mapping[str, str]] = {"spans": "span answers as span_offsets JSON lines, with per-summary unified types"}
+    answer_row_kinds: ClassVar[Mapping[str, AnswerRows]] = {"span_answer": AnswerRows(
+        "one row per span answer (crowd, imported or model): its spans as JSON and the summary's unified types",
+        {"no_error": "bool", "n_spans": "int64", "spans": "string", "unified_types": "string"},
+    )}
+    unit_words = ("summary", "summaries")
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": self.has_gold(campaign), "checks": False, "entity_check": False, "review": False}
@@ -151,3 +156,12 @@ class SpansProtocol(Protocol):
             return str(answer.worker_id) if reveal_workers else worker_pseudonym(campaign.pk, answer.worker_id)
 
         return ExportStream(exporter.jsonl(campaign, name), "application/x-ndjson", f"{campaign.slug}-spans.jsonl")
+
+    def answer_rows(self, campaign: Campaign, kind: str, export_filters, name: Callable[[int | None], str | None]) -> Iterable[dict[str, Any]]:
+        return exporter.rows(campaign, name)
+
+    def report_sections(self, campaign: Campaign) -> list[ReportSection]:
+        from .report import human_agreement
+
+        counts, alpha = human_agreement(campaign)
+        return [ReportSection("Typed error spans", counts, "Krippendorff's alpha (nominal, per word, over the types)", alpha)]

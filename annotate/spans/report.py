@@ -62,6 +62,15 @@ def _word_frame(human: pd.DataFrame, scores: dict[str, dict[int, list]], min_ann
     return pd.DataFrame(rows)
 
 
+def human_agreement(campaign: Campaign) -> tuple[dict[str, int], float | None]:
+    """The counts and token-level alpha of the human answers (the report section the shared report shows)."""
+    answers = _answers(campaign)
+    human = answers[answers["source"] != AnswerSource.MODEL]
+    counts = {"answers": len(human), "summaries": int(human["summary_id"].nunique()), "annotators": int(human["worker_id"].nunique()),
+              "no_error_answers": int(sum(not spans for spans in human["spans"]))}
+    return counts, token_alpha(human) if not human.empty else None
+
+
 def span_report(campaign: Campaign, *, min_annotators: int = MIN_ANNOTATORS, n_resamples: int = 1000) -> dict:
     """The section as JSON-ready data (see the module doc)."""
     answers = _answers(campaign)

@@ -13,7 +13,7 @@ from annotate.models import Summary
 from annotate.presentation import article_blocks, present_article
 from annotate.roles import can_review
 from annotate.services.errors import WorkflowError
-from annotate.views.common import claim_assignment
+from annotate.views.entry import claim_assignment
 from annotate.views.tasks import error_response, family_campaign, json_body
 from taxonomies.frank import CATEGORIES
 
