@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from annotate.models import Campaign, Edit, ReviewStatus
+from annotate.bump.models import Edit
+from annotate.models import Campaign, ReviewStatus
 from annotate.services.gold import SentenceGoldRows
 from annotate.services.overlap import summary_sentences
 

@@ -21,11 +21,11 @@ protocol (``pay_hold_reason``, ``pay_deferral``); holds and releases are theirs.
 """
 from __future__ import annotations
 
+from annotate.bump.models import Edit
 from annotate.models import (
     Assignment,
     AssignmentStatus,
     BonusEntry,
-    Edit,
     Participation,
     PayDecision,
     ReviewStatus,

@@ -23,13 +23,13 @@ from annotate.bump import gold as bump_gold
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump.importer import import_bump
+from annotate.bump.models import Edit
 from annotate.exporters.streams import stream_json_array
 from annotate.importers.sniff import Recognition, Sample
 from annotate.models import (
     Assignment,
     Campaign,
     CampaignKind,
-    Edit,
     Item,
     Participation,
     Summary,

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotate.bump import edits
+from annotate.bump.models import Edit
 from annotate.bump.pay import settle_edit_pay
 from annotate.bump.protocol import (
     create_edited_summary,
@@ -20,7 +21,6 @@ from annotate.bump.protocol import (
 from annotate.models import (
     Assignment,
     AssignmentStatus,
-    Edit,
     Item,
     ReviewStatus,
     Worker,

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from annotate.bump.models import Edit
 from annotate.models import (
     Assignment,
     AssignmentStatus,
     Campaign,
-    Edit,
     Item,
     ReviewStatus,
     Summary,
