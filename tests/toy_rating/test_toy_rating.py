@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db.models import Count
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from annotate.models import Assignment, AssignmentStatus, BonusEntry, Campaign, Item, PayDecision, Worker
@@ -153,6 +154,9 @@ def test_a_rating_campaign_runs_import_claim_page_submit_gold_pay_export_and_rep
     text = io.StringIO()
     call_command("report", "--campaign", campaign.slug, stdout=text)
     assert "Ratings" in text.getvalue() and "Agreement (Krippendorff's alpha (ordinal))" in text.getvalue()
+    client.force_login(admin)
+    dashboard = client.get(reverse("metrics_service:dashboard", args=[campaign.slug])).content.decode()
+    assert '<section class="protocol-section"><h2>Ratings</h2>' in dashboard and "9 ratings, 3 workers, 4 summaries" in dashboard
 
 
 #: What the toy owns: an app config, its answer models and their migration, the protocol, the task page.
