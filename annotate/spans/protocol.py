@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Any, ClassVar
 
+from django.conf import settings
+
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Assignment, Campaign, Item
 from annotate.protocols.base import AnswerRows, DatasetFormat, ExportStream, GoldTally, Protocol, ReportSection, SubmissionResult
@@ -20,6 +22,7 @@ from metrics_service.stats.spans import majority_answers
 from taxonomies.frank import CODES as FRANK_CODES
 
 from . import exporter
+from . import qualification as span_qualification
 from .gold import word_tally
 from .importer import import_span_offsets, import_span_records
 from .models import AnswerSource, GoldOrigin, GoldSpans, SpanAnswer
@@ -65,6 +68,7 @@ class SpansProtocol(Protocol):
     family = "spans"
     urls_module = "annotate.spans.urls"
     task_url_name = "spans-task"
+    qualification_url_name = "spans-qualification"
     # The admin campaign page links to the reviewers' gold spans.
     review_url_name = "spans-gold"
     labels_sentences = False  # the answers are word spans: no sentence labels for adaptive redundancy
@@ -103,6 +107,21 @@ class SpansProtocol(Protocol):
         elapsed = (assignment.submitted_at - assignment.created_at).total_seconds()
         assignment.too_fast = elapsed / max(len(summary.sentences or [summary.text]), 1) < assignment.item.campaign.min_seconds_per_sentence
         return SubmissionResult(stored_rows=1, too_fast=assignment.too_fast, extra={"spans": len(spans)})
+
+    # ------------------------------------------------------------------ qualification
+
+    @staticmethod
+    def _test(campaign: Campaign, participation) -> list:
+        return span_qualification.draw_test(settings.SECRET_KEY, campaign.pk, participation.worker_id, participation.qualification_attempts)
+
+    def qualification_form(self, campaign: Campaign, participation, post=None):
+        return span_qualification.qualification_form(self._test(campaign, participation), post)
+
+    def parse_qualification(self, campaign: Campaign, participation, post) -> dict[str, Any]:
+        return span_qualification.parse(self._test(campaign, participation), post)
+
+    def score_qualification(self, campaign: Campaign, participation, answers: dict[str, Any]) -> float:
+        return span_qualification.score(self._test(campaign, participation), answers)
 
     # ------------------------------------------------------------------ gold
 
