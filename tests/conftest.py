@@ -54,7 +54,7 @@ def test_output_dir() -> Path:
 @pytest.fixture(autouse=True)
 def _no_page_preparation_after_import(settings):
     """Whole benchmarks are imported by many tests: their pages are prepared on demand (the first claim of a
-    document) instead of by the after-import job; tests/celery/test_prepared_pages.py turns the job back on."""
+    document) instead of by the after-import job; tests/integration/test_prepared_pages.py turns the job back on."""
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
 
 

@@ -169,21 +169,3 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings):
     # a worker with answers against known labels (this one: "factual" on erroneous traps) also has them compared
     # with the page features (3: recent layouts, their answers with known labels, their trap answers)
     assert page_n <= 20 and entity_n <= 10 and submit_n <= 28, counts
-
-
-@pytest.mark.celery_worker
-@pytest.mark.django_db(transaction=True)
-def test_a_real_worker_prepares_the_pages_after_an_import_commits(settings):
-    """The import sends ``annotate.prepare_campaign_pages`` once it commits; a Celery worker on Redis
-    prepares every document (nothing runs in the importing process)."""
-    from tests.celery_helpers import CeleryWorker, broker, wait_for
-
-    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = True
-    with broker(redis_db=7) as url, CeleryWorker(broker_url=url) as worker:
-        import_dataset("frank", [SUBSET], campaign_slug="by-worker", campaign_kind="frank")
-        assert DocumentPage.objects.count() < 20  # the import itself prepared nothing (the job is queued)
-        wait_for(
-            lambda: DocumentPage.objects.filter(document__campaign__slug="by-worker", version=prepared.VERSION).count() == 20,
-            timeout=180, what="the worker to prepare 20 pages", workers=[worker],
-        )
-    assert all("absent" in d.metadata["entity_pool"] for d in Document.objects.filter(campaign__slug="by-worker"))
