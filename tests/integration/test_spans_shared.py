@@ -47,8 +47,9 @@ def test_span_answers_reach_the_shared_exports_and_the_report():
     assert len(lines) == SpanAnswer.objects.count() == 7 and {line["record_type"] for line in lines} == {"span_answer"}
     crowd = [line for line in lines if line["source"] == "crowd"]
     gold = {a.summary_id: a.summary.gold_spans.spans for a in SpanAnswer.objects.filter(source="crowd")}
-    assert len(crowd) == 2 and all([[x["type"] for x in json.loads(line["spans"])] == [t for *_, t in gold[line["summary_id"]]]
-                                    for line in crowd])
+    assert len(crowd) == 2
+    for line in crowd:
+        assert [x["type"] for x in json.loads(line["spans"])] == [t for *_, t in gold[line["summary_id"]]]
     assert all(line["worker"] and line["worker"] != str(worker.pk) for line in crowd)  # pseudonyms
     assert {line["unified_types"] for line in lines if line["system"] == "bart"} == {"intrinsic_predicate,extrinsic_np"}
     table = _body(api.get(export, {"format": "csv"})).decode().splitlines()
