@@ -182,3 +182,31 @@ def test_a_reviewer_sets_a_gold_span_in_the_browser(browser_page, live_server, c
     assert (gold.spans, gold.origin, gold.set_by.username) == ([[1, 3, "intrinsic_np"]], "admin", "span-reviewer")
     assert "Set by an admin: 1 span" in page.inner_text("#gold-summaries")
     assert page.js_errors == []
+
+
+def test_a_worker_passes_the_qualification_in_the_browser_and_reaches_the_task(browser_page, live_server, screenshot):
+    from django.conf import settings
+
+    from annotate.spans import qualification
+
+    campaign = make_campaign(kind="spans", qualification_required=True, qualification_pass_score=0.8)
+    import_dataset("span_records", [SAMPLES / "cliff_style.jsonl"], campaign_slug=campaign.slug)
+    GoldSpans.objects.all().delete()
+    page = browser_page
+    _open = f"{live_server.url}/c/{campaign.slug}/"
+    worker = make_worker("span-qualifier")
+    live_login(page, live_server, "span-qualifier", PASSWORD)
+    page.goto(_open)
+    page.wait_for_selector("#submit-qualification")
+    assert page.url.endswith("/spans/qualification/")
+    for exercise in qualification.draw_test(settings.SECRET_KEY, campaign.pk, worker.pk, 0):
+        for index in range(exercise.start, exercise.end):
+            page.click(f"#{exercise.id} input[value='{index}']")
+        page.select_option(f"#{exercise.id}_type", exercise.label)
+    screenshot(page, "spans-05-qualification")
+    page.click("#submit-qualification")
+    page.wait_for_selector("#qualification-passed")
+    page.goto(_open)
+    page.wait_for_selector(WORD)
+    assert page.url.endswith("/spans/task/")
+    assert page.js_errors == []
