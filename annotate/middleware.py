@@ -84,7 +84,7 @@ class CrowdScopeMiddleware:
         if not slug or not request.path.startswith("/c/") or not request.user.is_authenticated:
             return None
         from annotate.providers import detect_provider
-        from annotate.views.common import other_campaign_refusal
+        from annotate.views.arrival import other_campaign_refusal
 
         if detect_provider(request) is not None:
             return None

@@ -1,17 +1,17 @@
 from django.urls import include, path
 
 from .protocols import protocol_url_modules
-from .views import common, researchers
+from .views import entry, exits, researchers
 
 app_name = "annotate"
 
 urlpatterns = [
-    path("", common.home, name="home"),
+    path("", entry.home, name="home"),
     # Shared entry flow (every campaign kind).
-    path("c/<slug:slug>/", common.campaign_entry, name="campaign"),
-    path("c/<slug:slug>/start/", common.campaign_entry, name="campaign-start"),
-    path("c/<slug:slug>/done/", common.campaign_done, name="campaign-done"),
-    path("c/<slug:slug>/assignments/<int:assignment_id>/heartbeat/", common.assignment_heartbeat, name="assignment-heartbeat"),
+    path("c/<slug:slug>/", entry.campaign_entry, name="campaign"),
+    path("c/<slug:slug>/start/", entry.campaign_entry, name="campaign-start"),
+    path("c/<slug:slug>/done/", exits.campaign_done, name="campaign-done"),
+    path("c/<slug:slug>/assignments/<int:assignment_id>/heartbeat/", entry.assignment_heartbeat, name="assignment-heartbeat"),
     # Researcher accounts: the admins' invitation page and the invitee's one-time password page.
     path("researchers/", researchers.researchers_page, name="researchers"),
     path("accounts/invite/<str:uidb64>/<str:token>/", researchers.accept_invitation_page, name="accept-invitation"),

@@ -42,6 +42,7 @@ from annotate.protocols.base import (
     Protocol,
     QualificationForm,
     SubmissionResult,
+    TaskPage,
 )
 from annotate.services.errors import InvalidSubmission
 from annotate.services.gold import SentenceGold
@@ -194,6 +195,15 @@ class _BumpProtocol(SentenceGold, Protocol):
     # An edit's bonus waits for its expert review (``annotate.services.pay_rules.settle_edit_bonus``).
     bonus_at_submission = False
     labels_sentences = False  # its items are edits: no sentence labels for adaptive redundancy to stop on
+
+    nothing_left = "There is no summary left for you to edit in this campaign."
+
+    def task_page(self, campaign: Campaign, assignment: Assignment) -> TaskPage:
+        taxonomy = campaign.kind == CampaignKind.BUMP_TAXONOMY
+        return TaskPage("bump/task.html", {**task_page_data(assignment), "taxonomy": taxonomy}, {
+            "taxonomy": taxonomy, "types": bump_taxonomy.REQUESTABLE,
+            "example_article": bump_taxonomy.EXAMPLE_ARTICLE, "example_reference": bump_taxonomy.EXAMPLE_REFERENCE,
+        })
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": False, "checks": False, "entity_check": False, "review": True}

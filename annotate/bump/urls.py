@@ -6,7 +6,7 @@ from annotate.views import tasks
 
 urlpatterns = [
     path("c/<slug:slug>/bump/qualification/", tasks.qualification, {"family": "bump"}, name="bump-qualification"),
-    path("c/<slug:slug>/bump/task/", bump.task, name="bump-task"),
+    path("c/<slug:slug>/bump/task/", tasks.task, {"family": "bump"}, name="bump-task"),
     path("c/<slug:slug>/bump/task/<int:assignment_id>/submit/", tasks.submit, {"family": "bump"}, name="bump-submit"),
     path("c/<slug:slug>/bump/review/", bump.review, name="bump-review"),
     path("c/<slug:slug>/bump/review/edit/<int:edit_id>/", bump.review_decide, name="bump-review-decide"),

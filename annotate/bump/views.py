@@ -6,7 +6,6 @@ Thin views: scoring lives in ``annotate.bump.content``, storing in the shared wo
 """
 from __future__ import annotations
 
-import uuid
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -18,13 +17,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.bump import edits
-from annotate.bump.protocol import shown_reference, task_page_data
+from annotate.bump.protocol import shown_reference
 from annotate.bump.review import complete_expert_item, is_reviewer, review_edit, undo_review
 from annotate.bump.selectors import open_expert_items, review_history, review_queue, reviewed_edits
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Campaign, CampaignKind
 from annotate.services.errors import WorkflowError
-from annotate.views.common import claim_assignment
 from annotate.views.tasks import family_campaign
 from taxonomies import bump as bump_taxonomy
 
@@ -37,30 +35,6 @@ def _campaign(slug: str) -> Campaign:
 
 def _is_taxonomy(campaign: Campaign) -> bool:
     return campaign.kind == CampaignKind.BUMP_TAXONOMY
-
-
-# ---------------------------------------------------------------- task
-
-@login_required
-def task(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = _campaign(slug)
-    assignment, response = claim_assignment(request, campaign, nothing_left="There is no summary left for you to edit in this campaign.")
-    if response is not None:
-        return response
-    data = {
-        **task_page_data(assignment),
-        "taxonomy": _is_taxonomy(campaign),
-        "submission_key": uuid.uuid4().hex,
-        "urls": {
-            "submit": reverse("annotate:bump-submit", args=[slug, assignment.pk]),
-            "done": reverse("annotate:campaign-done", args=[slug]) + "?submitted=1",
-        },
-    }
-    return render(request, "bump/task.html", {
-        "campaign": campaign, "data": data, "taxonomy": _is_taxonomy(campaign), "types": bump_taxonomy.REQUESTABLE,
-        "assignment": assignment,
-        "example_article": bump_taxonomy.EXAMPLE_ARTICLE, "example_reference": bump_taxonomy.EXAMPLE_REFERENCE,
-    })
 
 
 # ---------------------------------------------------------------- review

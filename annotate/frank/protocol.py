@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils import timezone
 
 from annotate.frank import content as frank_content
@@ -55,6 +56,7 @@ from annotate.protocols.base import (
     Protocol,
     QualificationForm,
     SubmissionResult,
+    TaskPage,
 )
 from annotate.services.errors import (
     InvalidSubmission,
@@ -371,6 +373,13 @@ class FrankProtocol(SentenceGold, Protocol):
 
     def parse_training_material(self, data: Any) -> dict[str, Any]:
         return frank_content.parse_material(data)
+
+    nothing_left = "There is no article left for you in this campaign."
+
+    def task_page(self, campaign: Campaign, assignment: Assignment) -> TaskPage:
+        data = {**task_page_data(assignment, campaign.relevant_sentences_k), "preview": False}
+        return TaskPage("frank/task.html", data, {"categories": CATEGORIES, "preview": False},
+                        urls={"entity": reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk])})
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": campaign.trap_rate > 0, "checks": campaign_has_checks(campaign), "entity_check": campaign.entity_check_enabled, "review": False}

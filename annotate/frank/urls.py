@@ -11,7 +11,7 @@ urlpatterns = [
     path("c/<slug:slug>/frank/tutorial/done/", frank.tutorial_done, name="frank-tutorial-done"),
     path("c/<slug:slug>/frank/qualification/", tasks.qualification, {"family": "frank"}, name="frank-qualification"),
     path("c/<slug:slug>/frank/preview/", frank.preview, name="frank-preview"),
-    path("c/<slug:slug>/frank/task/", frank.task, name="frank-task"),
+    path("c/<slug:slug>/frank/task/", tasks.task, {"family": "frank"}, name="frank-task"),
     path("c/<slug:slug>/frank/task/<int:assignment_id>/entity/", frank.entity_answer, name="frank-entity"),
     path("c/<slug:slug>/frank/task/<int:assignment_id>/submit/", tasks.submit, {"family": "frank"}, name="frank-submit"),
 ]

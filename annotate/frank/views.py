@@ -5,7 +5,6 @@ The submit endpoint and the qualification test are the shared ones (``annotate.v
 from __future__ import annotations
 
 import random
-import uuid
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -28,7 +27,7 @@ from annotate.services.participation import (
     get_participation,
     mark_tutorial_done,
 )
-from annotate.views.common import claim_assignment, worker_for_user
+from annotate.views.arrival import worker_for_user
 from annotate.views.tasks import error_response, family_campaign, json_body
 from taxonomies.frank import CATEGORIES
 
@@ -98,24 +97,6 @@ def tutorial_done(request: HttpRequest, slug: str) -> HttpResponse:
 
 # ---------------------------------------------------------------- task
 
-def _render_task(
-    request: HttpRequest, campaign: Campaign, data: dict, *, preview: bool, submission_key: str = "", assignment: Assignment | None = None,
-) -> HttpResponse:
-    data = {
-        **data,
-        "preview": preview,
-        "submission_key": submission_key,
-        "urls": {} if preview else {
-            "entity": reverse("annotate:frank-entity", args=[campaign.slug, data["assignment"]]),
-            "submit": reverse("annotate:frank-submit", args=[campaign.slug, data["assignment"]]),
-            "done": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1",
-        },
-    }
-    return render(request, "frank/task.html", {
-        "campaign": campaign, "data": data, "categories": CATEGORIES, "preview": preview, "assignment": assignment,
-    })
-
-
 def preview(request: HttpRequest, slug: str) -> HttpResponse:
     """MTurk preview: an item read-only, without traps or entity question, and no worker created.
 
@@ -128,18 +109,12 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
     if item is None:
         raise Http404("This campaign has no items.")
     assignment = Assignment(item=item, layout=build_layout(item.document, 0.0, random.Random(0)))
-    data = task_page_data(assignment, campaign.relevant_sentences_k)
-    return _render_task(request, campaign, {**data, "assignment": 0, "entity_options": [], "entity_done": True}, preview=True)
-
-
-@login_required
-def task(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = _campaign(slug)
-    assignment, response = claim_assignment(request, campaign, nothing_left="There is no article left for you in this campaign.")
-    if response is not None:
-        return response
-    data = task_page_data(assignment, campaign.relevant_sentences_k)
-    return _render_task(request, campaign, data, preview=False, submission_key=uuid.uuid4().hex, assignment=assignment)
+    # The task page's template and data (annotate.views.tasks.task), with nothing to submit to.
+    data = {
+        **task_page_data(assignment, campaign.relevant_sentences_k), "assignment": 0, "entity_options": [], "entity_done": True,
+        "preview": True, "submission_key": "", "urls": {},
+    }
+    return render(request, "frank/task.html", {"campaign": campaign, "data": data, "categories": CATEGORIES, "preview": True, "assignment": None})
 
 
 @login_required

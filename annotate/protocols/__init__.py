@@ -18,6 +18,7 @@ from .base import (
     QualificationForm,
     ReportSection,
     SubmissionResult,
+    TaskPage,
 )
 
 #: Export formats every campaign has (rows of judgements, edits and scores); protocols add their own.
@@ -94,5 +95,5 @@ def answer_columns(kind: str) -> tuple[str, ...]:
 
 __all__ = [
     "PROTOCOLS", "AnswerRows", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "ReportSection",
-    "SubmissionResult", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
+    "SubmissionResult", "TaskPage", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
 ]

@@ -151,6 +151,18 @@ class QualificationForm:
     context: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class TaskPage:
+    """A protocol's task page for one assignment, which the one task view (``annotate.views.tasks.task``) claims
+    and renders: its template, the data its script reads (the page's JSON: never gold), more template
+    context, and the protocol's own endpoints besides the shared submit and done URLs the view adds."""
+
+    template: str
+    data: dict[str, Any]
+    context: dict[str, Any] = field(default_factory=dict)
+    urls: dict[str, str] = field(default_factory=dict)
+
+
 class Protocol(ABC):
     kind: str
     #: The kind as admins read it (the campaign kind field's choice label).
@@ -200,6 +212,13 @@ class Protocol(ABC):
 
     def prepare_assignment(self, assignment: Assignment) -> None:
         """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""
+
+    #: What the task page says when no item is left for the worker.
+    nothing_left: ClassVar[str] = "There is no item left for you in this campaign."
+
+    def task_page(self, campaign: Campaign, assignment: Assignment) -> TaskPage:
+        """The task page of a claimed ``assignment`` (the view adds the submission key and the submit and done URLs)."""
+        raise NotImplementedError(f"{type(self).__name__} has no task page")
 
     @abstractmethod
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
@@ -263,6 +282,13 @@ class Protocol(ABC):
         """How the worker's submitted answers in ``campaign`` (submitted up to ``until``) scored against its gold,
         as per-class counts (several tallies per class when they differ in stratum, publicity or time)."""
         return []
+
+    def bonus_evidence(self, campaign: Campaign, *, kept: bool = False) -> int | None:
+        """How many erroneous checks a worker's bonus can rest on in ``campaign``: gold the page does not give away
+        and that is private (or public where the campaign accepts public labels); None when the protocol does
+        not count them, and a campaign with checks is then taken as able to pay a bonus
+        (``annotate.services.bonus_rule``). ``kept``: as counted at the last change of gold (a task page)."""
+        return None
 
     # ------------------------------------------------------------------ qualification
 

@@ -7,7 +7,8 @@ of one they pay.
 * **unchecked**: the campaign checks no answers (no gold, no traps), so the bonus is paid on every item
   submitted at the minimum time, like pay; the checklist warns the admin;
 * **checks**: paid while the worker's balanced score on checks is high enough, which needs erroneous
-  sentences whose label the page does not give away (:func:`~annotate.services.gold.bonus_evidence`);
+  checks whose label the page does not give away (``Protocol.bonus_evidence``; sentence gold:
+  :func:`~annotate.services.gold.bonus_evidence`);
 * **no evidence**: the campaign has checks but none of them can earn a bonus (only public gold, or only traps
   built from the article, which a script finds): no bonus can be paid until such checks exist.
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from annotate.models import Campaign
 from annotate.protocols import protocol_for
 
-from .gold import bonus_evidence, campaign_has_checks
+from .gold import campaign_has_checks
 
 NO_BONUS, BY_REVIEW, UNCHECKED, ON_CHECKS, NO_EVIDENCE = "none", "review", "unchecked", "checks", "no evidence"
 
@@ -51,8 +52,9 @@ class BonusRule:
 
     @property
     def checked(self) -> bool:
-        """Whether the bonus rests on the worker's answers being checked (the worker page says how)."""
-        return self.basis == ON_CHECKS
+        """Whether the bonus rests on the worker's answers being checked, whether or not a check can pay it yet
+        (the worker page then says how it is earned)."""
+        return self.basis in (ON_CHECKS, NO_EVIDENCE)
 
 
 def bonus_rule(campaign: Campaign, *, count_evidence: bool = True, kept_evidence: bool = False) -> BonusRule:
@@ -61,17 +63,18 @@ def bonus_rule(campaign: Campaign, *, count_evidence: bool = True, kept_evidence
     worker from the same checks); ``kept_evidence``: the evidence as last counted (a task page, which
     queries neither gold nor traps)."""
     amount = campaign.bonus_per_item
+    protocol = protocol_for(campaign.kind)
     checks = campaign_has_checks(campaign)
     if amount <= 0:
         return BonusRule(NO_BONUS, "no item bonus is offered", checks=checks)
-    if not protocol_for(campaign.kind).bonus_at_submission:
+    if not protocol.bonus_at_submission:
         return BonusRule(BY_REVIEW, f"a bonus of {amount} is paid for each item that review accepts", checks=checks)
     if not checks:
         return BonusRule(UNCHECKED, f"a bonus of {amount} is paid on every item submitted at the minimum time: "
                                     "no answer is checked (no gold labels, no traps)", checks=False)
-    if not count_evidence:
+    evidence = protocol.bonus_evidence(campaign, kept=kept_evidence) if count_evidence else None
+    if evidence is None:  # not counted: the worker's own checks decide
         return BonusRule(ON_CHECKS, f"a bonus of {amount} is paid while the worker's balanced control score is high enough")
-    evidence = bonus_evidence(campaign, kept=kept_evidence)
     if evidence == 0:
         public = "" if campaign.bonus_on_public_labels else " that is private (public labels, e.g. a released benchmark's, do not count)"
         return BonusRule(NO_EVIDENCE, "a bonus needs erroneous sentences checked against labels the page does not give away, and "

@@ -253,6 +253,9 @@ class SentenceGold:
     def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
         return sentence_gold_tallies(worker_id, campaign, until=until)
 
+    def bonus_evidence(self, campaign: Campaign, *, kept: bool = False) -> int | None:
+        return bonus_evidence(campaign, kept=kept)
+
 
 # ---------------------------------------------------------------- gold set by people
 

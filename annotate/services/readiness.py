@@ -87,8 +87,7 @@ def study_readiness(campaign: Campaign) -> list[ReadinessItem]:
     items.append(ReadinessItem(
         "bonus", "Bonus rule", bonus.basis in (NO_BONUS, ON_CHECKS), False,
         "No quality bonus is offered." if bonus.basis == NO_BONUS else (
-            f"A bonus of {campaign.bonus_per_item} per item can be earned ({bonus.evidence} erroneous sentences can check it)."
-            if bonus.basis == ON_CHECKS else
+            f"{bonus.reason[0].upper()}{bonus.reason[1:]}." if bonus.basis == ON_CHECKS else
             f"A bonus of {campaign.bonus_per_item} per item is offered, but no check can ever pay it{unchecked}. "
             "Add erroneous gold on the control page, or set the bonus to 0."
         ), "pay",

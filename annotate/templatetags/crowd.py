@@ -56,7 +56,8 @@ def worker_rules(context: template.Context, campaign: Campaign, preview: bool = 
 @register.inclusion_tag("annotate/_exit.html", takes_context=True)
 def crowd_exit(context: template.Context, campaign: Campaign) -> dict[str, Any]:
     from annotate.services.participation import get_participation
-    from annotate.views.common import exit_context, worker_for_user
+    from annotate.views.arrival import worker_for_user
+    from annotate.views.exits import exit_context
 
     request = context.get("request")
     if request is None or not request.user.is_authenticated:

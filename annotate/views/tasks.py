@@ -1,9 +1,11 @@
-"""Worker pages every protocol shares: the submit endpoint and the qualification test with its result.
+"""Worker pages every protocol shares: the task page, the submit endpoint and the qualification test with its result.
 
 The protocol's URLs route here with their ``family``; what differs (the form, its parse, the score and the
 pass rule) comes from the campaign's :class:`~annotate.protocols.Protocol`.
 """
 from __future__ import annotations
+
+import uuid
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -24,7 +26,8 @@ from annotate.services.participation import (
     qualification_attempts_left,
     record_qualification,
 )
-from annotate.views.common import protocol_url, worker_for_user
+from annotate.views.arrival import worker_for_user
+from annotate.views.entry import claim_assignment, protocol_url
 
 RESULT_TEMPLATE = "annotate/qualification_result.html"
 
@@ -47,6 +50,28 @@ def json_body(request: HttpRequest) -> dict:
 
 def error_response(exc: WorkflowError) -> JsonResponse:
     return JsonResponse(exc.as_dict(), status=exc.status_code)
+
+
+@login_required
+def task(request: HttpRequest, slug: str, family: str) -> HttpResponse:
+    """The worker's current or next item, as the protocol's page shows it (``Protocol.task_page``), with a fresh
+    submission key (a resubmitted page is recognised) and the URLs to submit to and to go to afterwards."""
+    campaign = family_campaign(slug, family)
+    protocol = protocol_for(campaign.kind)
+    assignment, response = claim_assignment(request, campaign, nothing_left=protocol.nothing_left)
+    if response is not None:
+        return response
+    page = protocol.task_page(campaign, assignment)
+    data = {
+        **page.data,
+        "submission_key": uuid.uuid4().hex,
+        "urls": {
+            **page.urls,
+            "submit": reverse(f"annotate:{protocol.family}-submit", args=[slug, assignment.pk]),
+            "done": reverse("annotate:campaign-done", args=[slug]) + "?submitted=1",
+        },
+    }
+    return render(request, page.template, {"campaign": campaign, "data": data, "assignment": assignment, **page.context})
 
 
 @login_required
