@@ -279,7 +279,8 @@ CELERY_TASK_ROUTES = _queues.TASK_ROUTES
 # chunk is retried and then failed); at the hard limit the worker kills the process running it and starts a
 # fresh one. The default suits the short tasks (the beat's healing and purging every minute, small lookups);
 # the long jobs below have their own. Every hard limit stays below CELERY_VISIBILITY_TIMEOUT, so a task that
-# hangs is stopped before Redis would deliver its message a second time. Only the prefork pool (production's
+# hangs is stopped before Redis would deliver its message a second time. The process that sends a task puts its
+# limits into the message (web and workers read these same settings). Only the prefork pool (production's
 # workers) enforces them; `make demo` and the suite's solo-pool workers run without.
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "120"))
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "180"))
@@ -298,6 +299,14 @@ FACTLAB_TASK_TIME_LIMITS = {
     "metrics_service.refit_labels": (300, 360),
     "metrics_service.refit_adaptive_labels": (900, 960),
 }
+# A deployment whose jobs need longer (a model scorer on a slow CPU, bigger chunks) sets its own pairs, e.g.
+# FACTLAB_TASK_TIME_LIMITS="metrics_service.tasks.score_chunk=3000:3300" (keep them below the visibility timeout).
+for _item in filter(None, (part.strip() for part in os.environ.get("FACTLAB_TASK_TIME_LIMITS", "").split(","))):
+    _name, _, _pair = _item.partition("=")
+    _soft, _, _hard = _pair.partition(":")
+    if not (_soft.isdigit() and _hard.isdigit() and 0 < int(_soft) < int(_hard)):
+        raise ImproperlyConfigured(f"FACTLAB_TASK_TIME_LIMITS: {_item!r} is not TASK=SOFT:HARD with 0 < SOFT < HARD seconds")
+    FACTLAB_TASK_TIME_LIMITS[_name.strip()] = (int(_soft), int(_hard))
 CELERY_TASK_ANNOTATIONS = {
     name: {"soft_time_limit": soft, "time_limit": hard} for name, (soft, hard) in FACTLAB_TASK_TIME_LIMITS.items()
 }

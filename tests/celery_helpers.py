@@ -101,6 +101,8 @@ def broker(redis_db: int) -> Iterator[str]:
 class CeleryWorker:
     """A ``celery -A factlab worker`` subprocess (solo pool) on ``broker_url`` and the test database.
 
+    ``pool="prefork"`` runs its task in a child process, as production's workers do (time limits need it).
+
     ``env`` adds environment variables (e.g. ``CELERY_VISIBILITY_TIMEOUT``). Leaving the ``with``
     block terminates the worker (then kills it); :meth:`kill` sends SIGKILL at once, as a crash would.
     """
@@ -113,12 +115,14 @@ class CeleryWorker:
         queues: Sequence[str] = ("interactive", "reports", "cpu", "gpu"),
         env: dict[str, str] | None = None,
         ready_timeout: float = 120.0,  # a worker loads the spaCy pipelines before it is ready (seconds; more when busy)
+        pool: str = "solo",
     ):
         self.broker_url = broker_url
         self.database_url = database_url or worker_database_url()
         self.queues = ",".join(queues)
         self.extra_env = env or {}
         self.ready_timeout = ready_timeout
+        self.pool = pool
         self.process: subprocess.Popen | None = None
         self.log_path = Path(tempfile.mkstemp(prefix="celery-worker-", suffix=".log")[1])
 
@@ -146,7 +150,7 @@ class CeleryWorker:
 
     def start(self) -> Self:
         command = [
-            sys.executable, "-m", "celery", "-A", "factlab", "worker", "-Q", self.queues, "--pool=solo",
+            sys.executable, "-m", "celery", "-A", "factlab", "worker", "-Q", self.queues, f"--pool={self.pool}",
             "--concurrency=1", "-l", "info", "-n", f"test-{uuid.uuid4().hex[:8]}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ]
