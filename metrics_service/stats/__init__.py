@@ -9,6 +9,7 @@ from .agreement import (
     expert_agreement,
     factual_agreement,
     set_label,
+    unit_majority,
 )
 from .correlation import (
     correlation,
@@ -25,6 +26,7 @@ from .factuality import (
     sentence_majority,
     summary_human_scores,
 )
+from .majority import majority_label, modal_categories
 from .minimal_pairs import pair_statistics, paired_permutation_test
 
 __all__ = [
@@ -37,13 +39,16 @@ __all__ = [
     "expert_agreement",
     "factual_agreement",
     "flip_scores",
+    "majority_label",
     "metric_correlations",
+    "modal_categories",
     "pair_statistics",
     "paired_permutation_test",
     "partial_residuals",
     "sentence_majority",
     "set_label",
     "summary_human_scores",
+    "unit_majority",
     "williams_matrix",
     "williams_test",
 ]
