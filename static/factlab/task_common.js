@@ -1,4 +1,6 @@
-// Helpers shared by every protocol's task pages: CSRF-protected JSON posts and the instructions toggle.
+// The task-page kit every protocol's task pages use: CSRF-protected JSON posts, the instructions toggle, saved
+// work, messages, progress told to assistive technology, focus that follows the steps, keyboard shortcuts
+// shown on the page, and on a phone the part being worked on kept in view. Styles: task_kit.css.
 "use strict";
 
 window.factlab = window.factlab || {};
@@ -93,4 +95,112 @@ factlab.attention = (function () {
       }, counts);
     },
   };
+})();
+
+// ---- the task-page kit
+factlab.kit = (function () {
+  const phone = window.matchMedia("(max-width: 900px)");
+
+  // Work kept in the browser until it is submitted (localStorage can be full or disabled: the page still works).
+  function store(key) {
+    return {
+      load: function () {
+        try { return JSON.parse(localStorage.getItem(key) || "null"); } catch (e) { return null; }
+      },
+      save: function (value) {
+        try { localStorage.setItem(key, JSON.stringify(value)); } catch (e) { /* the page still holds the work */ }
+      },
+      clear: function () {
+        try { localStorage.removeItem(key); } catch (e) { /* nothing kept */ }
+      },
+    };
+  }
+
+  // A message in an alert box (screen readers read role=alert at once), scrolled into view; "" hides it.
+  function message(box, text) {
+    box.textContent = text;
+    box.hidden = !text;
+    if (text) box.scrollIntoView({block: "nearest"});
+  }
+
+  // The progress bar's element (role=progressbar) gets its value; the polite live region says the new text.
+  function progress(done, total, text) {
+    const bar = document.querySelector("[data-progress]");
+    if (!bar) return;
+    bar.setAttribute("aria-valuemax", String(total));
+    bar.setAttribute("aria-valuenow", String(done));
+    bar.setAttribute("aria-valuetext", text);
+    bar.querySelector(".progress-bar").style.width = Math.round(100 * done / Math.max(total, 1)) + "%";
+    bar.querySelector(".progress-text").textContent = text;
+    const live = document.getElementById(bar.dataset.progress);
+    if (live && live.textContent !== text) live.textContent = text;
+  }
+
+  // Focus moves to what the worker does next (a step's heading): keyboard and screen-reader users follow it.
+  // The heading can take focus from a script only (tabindex -1); scrolling is left to keepInView.
+  function focusOn(element) {
+    if (!element) return;
+    if (!element.hasAttribute("tabindex") && !/^(A|BUTTON|INPUT|SELECT|TEXTAREA)$/.test(element.tagName)) element.setAttribute("tabindex", "-1");
+    element.focus({preventScroll: true});
+  }
+
+  // On a phone, scroll so that ``element`` starts near the top of what is visible: the part being worked on
+  // stays above an on-screen keyboard (the visual viewport is what the keyboard leaves).
+  function keepInView(element) {
+    if (!element || !phone.matches) return;
+    const rect = element.getBoundingClientRect();
+    const visible = window.visualViewport ? window.visualViewport.height : window.innerHeight;
+    if (rect.top >= 0 && rect.top <= visible / 3) return;
+    const shift = rect.top - 8;
+    // Near the page's end there is nothing below to scroll up by: room is made where the keyboard will be.
+    const room = document.documentElement.scrollHeight - window.innerHeight - window.scrollY;
+    if (shift > room) document.body.style.paddingBottom = (parseFloat(getComputedStyle(document.body).paddingBottom) + Math.ceil(shift - room)) + "px";
+    window.scrollBy(0, shift);
+  }
+
+  // Keyboard shortcuts, written on the page in the element marked data-shortcuts. Each one: {keys: ["y"],
+  // label: "Yes", run: function (event) {...}}; a key with "Ctrl+" also works with Cmd and inside a text box,
+  // plain keys never do (the worker is typing), nor on a focused button or link (Enter and Space click it).
+  function shortcuts(list) {
+    const legend = document.querySelector("[data-shortcuts]");
+    if (legend) {
+      legend.textContent = "";
+      legend.appendChild(document.createTextNode("Keyboard: "));
+      list.forEach(function (shortcut, n) {
+        if (n) legend.appendChild(document.createTextNode(" · "));
+        shortcut.keys.forEach(function (key, k) {
+          if (k) legend.appendChild(document.createTextNode(shortcut.joiner || "/"));
+          const kbd = document.createElement("kbd");
+          kbd.textContent = key.length === 1 ? key.toUpperCase() : key.replace("Ctrl+", "Ctrl + ").replace("ArrowLeft", "←");
+          legend.appendChild(kbd);
+        });
+        legend.appendChild(document.createTextNode(" " + shortcut.label));
+      });
+    }
+    document.addEventListener("keydown", function (event) {
+      if (event.altKey || event.defaultPrevented) return;
+      const target = event.target;
+      const typing = target.closest && target.closest("textarea, select, input:not([type=radio]):not([type=checkbox])");
+      const onControl = target.closest && target.closest("button, a[href]");
+      const ctrl = event.ctrlKey || event.metaKey;
+      const name = (ctrl ? "Ctrl+" : "") + (event.key.length === 1 ? event.key.toLowerCase() : event.key);
+      for (const shortcut of list) {
+        if (shortcut.keys.indexOf(name) < 0 && !(shortcut.match && !ctrl && shortcut.match(event.key))) continue;
+        if (!ctrl && (typing || (onControl && (event.key === "Enter" || event.key === " ")))) return;
+        if (shortcut.run(event) !== false) event.preventDefault();
+        return;
+      }
+    });
+  }
+
+  // The key that picks an option, written beside it (hidden from screen readers: the legend says it once).
+  function keyHint(key) {
+    const kbd = document.createElement("kbd");
+    kbd.className = "key-hint";
+    kbd.setAttribute("aria-hidden", "true");
+    kbd.textContent = key;
+    return kbd;
+  }
+
+  return {store: store, message: message, progress: progress, focusOn: focusOn, keepInView: keepInView, shortcuts: shortcuts, keyHint: keyHint};
 })();

@@ -11,7 +11,7 @@
   const errorBox = document.getElementById("submit-error");
   const submitButton = document.getElementById("submit-edit");
   const status = document.getElementById("submit-status");
-  const storeKey = "factlab-bump-" + data.assignment;
+  const saved = factlab.kit.store("factlab-bump-" + data.assignment);
 
   // Tokens independent of spacing, as annotate/bump/edits.py: a split clitic ("could n't") joins its word,
   // then words (inner apostrophes and hyphens kept, numbers such as 5,000 whole) and single punctuation marks.
@@ -81,23 +81,23 @@
     flush();
     diffCount.textContent = String(result.distance);
     diffCount.classList.toggle("error", result.distance > data.max_edit_distance);
-    try { localStorage.setItem(storeKey, JSON.stringify({edited: editor.value})); } catch (e) { /* private mode */ }
+    saved.save({edited: editor.value});
   }
 
-  try {
-    const saved = JSON.parse(localStorage.getItem(storeKey) || "null");
-    if (saved && typeof saved.edited === "string" && saved.edited) editor.value = saved.edited;
-  } catch (e) { /* ignore a broken saved state */ }
+  const kept = saved.load();
+  if (kept && typeof kept.edited === "string" && kept.edited) editor.value = kept.edited;
 
   editor.addEventListener("input", render);
+  // On a phone the on-screen keyboard takes the lower half: the text being edited is brought up above it.
+  editor.addEventListener("focus", function () { factlab.kit.keepInView(editor); });
+  editor.addEventListener("input", function () { factlab.kit.keepInView(editor); });
   if (notApplicable) {
     notApplicable.addEventListener("change", function () { editor.disabled = notApplicable.checked; });
   }
   render();
 
   function showError(message, fields) {
-    errorBox.textContent = message;
-    errorBox.hidden = false;
+    factlab.kit.message(errorBox, message);
     editor.classList.toggle("invalid", Boolean(fields && fields.edited));
     checkpoint.classList.toggle("invalid", Boolean(fields && fields.checkpoint));
   }
@@ -115,11 +115,16 @@
     submitButton.disabled = false;
     status.textContent = "";
     if (response.ok) {
-      try { localStorage.removeItem(storeKey); } catch (e) { /* ignore */ }
+      saved.clear();
       window.location.href = response.data.next || data.urls.done;
       return;
     }
     // The edit stays in the box: only the message changes.
     showError(response.data.detail || "The submission was refused.", response.data.fields);
   });
+
+  // Submitting from the keyboard, even while typing in the editor (the legend is written on the page).
+  factlab.kit.shortcuts([
+    {keys: ["Ctrl+Enter"], label: "submit", run: function () { if (submitButton.disabled) return false; submitButton.click(); }},
+  ]);
 })();

@@ -5,7 +5,7 @@
 (function () {
   const data = JSON.parse(document.getElementById("task-data").textContent);
   const $ = function (id) { return document.getElementById(id); };
-  const storeKey = "factlab-frank-" + data.assignment;
+  const saved = factlab.kit.store("factlab-frank-" + data.assignment);
   const flat = [];
   data.summaries.forEach(function (summary, s) {
     summary.sentences.forEach(function (_, i) { flat.push({s: s, i: i}); });
@@ -23,10 +23,8 @@
 
   function load() {
     if (data.preview) return freshState();
-    try {
-      const saved = JSON.parse(localStorage.getItem(storeKey) || "null");
-      if (saved && Array.isArray(saved.answers) && saved.answers.length === flat.length) return saved;
-    } catch (e) { /* a damaged entry: start again */ }
+    const kept = saved.load();
+    if (kept && Array.isArray(kept.answers) && kept.answers.length === flat.length) return kept;
     return freshState();
   }
 
@@ -35,8 +33,7 @@
   if (!data.entity_done && state.step !== "read" && state.step !== "entity") state.step = "entity";
 
   function save() {
-    if (data.preview) return;
-    try { localStorage.setItem(storeKey, JSON.stringify(state)); } catch (e) { /* storage full or disabled: the page still holds the answers */ }
+    if (!data.preview) saved.save(state);
   }
 
   // ---- timing: seconds spent on each sentence while it is shown
@@ -54,12 +51,7 @@
   });
   window.addEventListener("pagehide", stopClock);
 
-  function showError(message) {
-    const box = $("error-box");
-    box.textContent = message;
-    box.hidden = !message;
-    if (message) box.scrollIntoView({block: "nearest"});
-  }
+  function showError(message) { factlab.kit.message($("error-box"), message); }
 
   function complete(a) { return !!a && (a.factual || a.categories.length > 0); }
   // A final message with one way forward (blocked worker, closed task): hide the task's steps.
@@ -81,9 +73,8 @@
 
   function renderProgress() {
     const done = answeredCount();
-    $("progress-bar").style.width = Math.round(100 * done / flat.length) + "%";
     const stepText = {read: "Step 1 of 3: read the article", entity: "Step 2 of 3: reading check"}[state.step];
-    $("progress-text").textContent = stepText || (done + " of " + flat.length + " sentences answered");
+    factlab.kit.progress(done, flat.length, stepText || (done + " of " + flat.length + " sentences answered"));
   }
 
   // The article in paragraphs (captions apart) as the server laid it out; sentence k keeps its index for the underlines.
@@ -112,10 +103,12 @@
     if (step === "read") articleHtml($("read-article"), null);
     if (step === "entity") articleHtml($("entity-article"), null);  // a check answered with the article in view
     if (step === "annotate") { renderSentence(); startClock(); }
-    // On a phone the sentence under judgement and its evidence start below the page head: show them.
-    if (step === "annotate" && window.matchMedia("(max-width: 900px)").matches) $("summary-title").scrollIntoView({block: "start"});
-    else window.scrollTo(0, 0);
-    if (step === "annotate") showEvidence();  // again, now that the window has scrolled
+    // Focus goes to what comes next: the sentence's heading, or the step's. On a phone the sentence under
+    // judgement and its evidence start below the page head: they are brought up.
+    const heading = step === "annotate" ? $("summary-title") : $("step-" + step).querySelector("h2");
+    factlab.kit.focusOn(heading);
+    window.scrollTo(0, 0);
+    if (step === "annotate") { factlab.kit.keepInView(heading); showEvidence(); }  // again, now that the window has scrolled
   }
 
   // ---- step 2: the reading check (the article stays on screen: no memory recall, as Prolific requires)
@@ -125,7 +118,8 @@
     input.type = "radio"; input.name = "entity"; input.value = String(k);
     input.addEventListener("change", function () { $("entity-submit").disabled = false; });
     label.appendChild(input);
-    label.appendChild(document.createTextNode(" " + option));
+    label.appendChild(document.createTextNode(" " + option + " "));
+    label.appendChild(factlab.kit.keyHint(String(k + 1)));
     $("entity-options").appendChild(label);
   });
 
@@ -141,7 +135,7 @@
     this.disabled = false;
     if (!result.ok) { showError(result.data.detail || "Your answer could not be checked."); return; }
     if (result.data.blocked) {
-      localStorage.removeItem(storeKey);
+      saved.clear();
       endPage(result.data.detail, result.data.next, "Continue", "blocked-continue");
       return;
     }
@@ -151,12 +145,13 @@
   });
 
   // ---- step 3: sentence by sentence
-  data.categories.forEach(function (category) {
+  data.categories.forEach(function (category, k) {
     const label = document.createElement("label");
     const input = document.createElement("input");
     input.type = "checkbox"; input.value = category.code; input.name = "category";
     label.appendChild(input);
-    label.appendChild(document.createTextNode(" " + category.label));
+    label.appendChild(document.createTextNode(" " + category.label + " "));
+    label.appendChild(factlab.kit.keyHint(String(k + 1)));  // its shortcut
     $("categories").appendChild(label);
   });
 
@@ -232,6 +227,10 @@
     save();
     renderSentence();
     renderProgress();
+    // The next sentence is where the worker is now: focus on its heading, and on a phone back in view.
+    factlab.kit.focusOn($("summary-title"));
+    factlab.kit.keepInView($("summary-title"));
+    showEvidence();
     startClock();
   }
 
@@ -270,7 +269,7 @@
     this.textContent = "Submit answers";
     if (result.status === 409 || result.status === 403) {
       // The task is closed (expired, released, submitted elsewhere) or no longer this worker's: retrying cannot help.
-      localStorage.removeItem(storeKey);
+      saved.clear();
       endPage("Your answers were not submitted: " + (result.data.detail || "this task is closed."), window.location.pathname, "Get a new article", "closed-continue");
       return;
     }
@@ -278,9 +277,38 @@
       showError("Your answers were not submitted: " + (result.data.detail || "unknown error") + (result.status === 0 ? "" : " Your answers are still in this page; you can try again."));
       return;
     }
-    localStorage.removeItem(storeKey);
+    saved.clear();
     window.location.href = result.data.next;
   });
+
+  // ---- keyboard: every step without the mouse (the legend is written on the page)
+  function choose(input) {
+    if (!input || input.disabled) return false;
+    input.checked = input.type === "checkbox" ? !input.checked : true;
+    input.dispatchEvent(new Event("change", {bubbles: true}));
+    return true;
+  }
+  const advance = {read: "done-reading", entity: "entity-submit", annotate: "next-sentence", submit: "submit-answers"};
+  factlab.kit.shortcuts([
+    {keys: ["y"], label: "yes", run: function () { return state.step === "annotate" && choose($("answer-yes")); }},
+    {keys: ["n"], label: "no", run: function () { return state.step === "annotate" && choose($("answer-no")); }},
+    {keys: ["1", "8"], joiner: "–", label: "kind of error (after No), or the reading check's option",
+     match: function (key) { return /^[1-9]$/.test(key); },
+     run: function (event) {
+       const k = Number(event.key) - 1;
+       if (state.step === "entity") return choose(document.querySelectorAll("#entity-options input")[k]);
+       return state.step === "annotate" && $("answer-no").checked && choose(document.querySelectorAll("#categories input")[k]);
+     }},
+    {keys: ["Enter"], label: "next step, next sentence or submit", run: function () {
+      const button = $(advance[state.step]);
+      if (!button || button.disabled || button.closest("[hidden]")) return false;
+      button.click();
+    }},
+    {keys: ["ArrowLeft"], label: "previous sentence", run: function () {
+      if (state.step !== "annotate" || state.cursor === 0) return false;
+      $("prev-sentence").click();
+    }},
+  ]);
 
   show(state.step);
 })();
