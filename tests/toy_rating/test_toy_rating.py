@@ -10,6 +10,7 @@ import zipfile
 import pyarrow.parquet as pq
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db.models import Count
 from django.urls import reverse
@@ -17,6 +18,7 @@ from rest_framework.test import APIClient
 
 from annotate.models import Assignment, AssignmentStatus, BonusEntry, Campaign, Item, PayDecision, Worker
 from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.campaigns import create_campaign
 from annotate.services.errors import InvalidSubmission
 from annotate.services.imports import import_dataset
 from annotate.services.quality import worker_checks
@@ -65,6 +67,9 @@ def test_a_rating_campaign_runs_import_claim_page_submit_gold_pay_export_and_rep
     assert sorted(GoldRating.objects.values_list("summary__system", "score")) == [("faithful", 5)] * 2 + [("invented", 1)] * 2
     gold = GoldRating.objects.get(summary__system="faithful", summary__document__external_id="rate-0")
     Campaign.objects.filter(pk=campaign.pk).update(status="running", pay_per_item="0.50", bonus_per_item="0.10", min_seconds_per_sentence=0)
+    # Ratings are not sentence labels: no label model, so no adaptive redundancy either.
+    with pytest.raises(ValidationError, match="do not label sentences"):
+        create_campaign(slug="toy-adaptive", name="Adaptive", kind="rating", fields={"adaptive_redundancy": True})
     campaign.refresh_from_db()
 
     # Page: the shared entry claims an item; the page shows the summary, never its gold or imported scores.
