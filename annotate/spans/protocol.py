@@ -69,6 +69,7 @@ class SpansProtocol(Protocol):
     urls_module = "annotate.spans.urls"
     task_url_name = "spans-task"
     qualification_url_name = "spans-qualification"
+    tutorial_url_name = "spans-tutorial"
     # The admin campaign page links to the reviewers' gold spans.
     review_url_name = "spans-gold"
     labels_sentences = False  # the answers are word spans: no sentence labels for adaptive redundancy

@@ -6,18 +6,23 @@ import uuid
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from annotate.models import Summary
 from annotate.presentation import article_blocks, present_article
 from annotate.roles import can_review
 from annotate.services.errors import WorkflowError
+from annotate.services.participation import get_participation, mark_tutorial_done
+from annotate.views.arrival import worker_for_user
 from annotate.views.entry import claim_assignment
 from annotate.views.tasks import error_response, family_campaign, json_body
 from taxonomies.frank import CATEGORIES
 
 from . import taxonomy
+from . import tutorial as span_tutorial
+from .qualification import public_view
 from .services import set_gold
 from .words import spaced_words, words
 
@@ -91,3 +96,33 @@ def gold_edit(request: HttpRequest, slug: str, summary_id: int) -> HttpResponse:
         "frank_categories": CATEGORIES, "blocks": article_blocks(present_article(document.sentences or [document.text])),
         "current": current,
     })
+
+
+TUTORIAL_SESSION_KEY = "spans_tutorial_checked"
+
+
+@login_required
+def tutorial(request: HttpRequest, slug: str) -> HttpResponse:
+    """The tutorial: answers are checked on the server and shown beside the expected ones."""
+    campaign = family_campaign(slug, "spans")
+    context = {"campaign": campaign, "types": taxonomy.TYPES, "exercises": public_view(list(span_tutorial.EXERCISES)), "checked": False}
+    status = 200
+    if request.method == "POST":
+        try:
+            context["exercises"] = span_tutorial.feedback(request.POST)
+            context["checked"] = True
+            request.session[TUTORIAL_SESSION_KEY] = [*request.session.get(TUTORIAL_SESSION_KEY, []), slug]
+        except WorkflowError as exc:
+            context.update(exercises=public_view(list(span_tutorial.EXERCISES), request.POST), error=exc.message)
+            status = exc.status_code
+    return render(request, "spans/tutorial.html", context, status=status)
+
+
+@login_required
+@require_POST
+def tutorial_done(request: HttpRequest, slug: str) -> HttpResponse:
+    campaign = family_campaign(slug, "spans")
+    if slug not in request.session.get(TUTORIAL_SESSION_KEY, []):
+        return redirect("annotate:spans-tutorial", slug)
+    mark_tutorial_done(get_participation(worker_for_user(request.user), campaign))
+    return redirect("annotate:campaign", slug)

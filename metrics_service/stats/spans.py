@@ -36,8 +36,9 @@ from .agreement import UNIT, krippendorff_nominal
 
 Span = tuple[int, int, str]
 NO_ERROR = "none"
-#: A word (letters and digits, with inner hyphens or apostrophes) or a run of other visible characters.
-WORD = re.compile(r"\w+(?:[-'\u2019]\w+)*|[^\w\s]+")
+#: A number with its separators ("40,000", "2.5"), a word (letters and digits, with inner hyphens or
+#: apostrophes), or a run of other visible characters.
+WORD = re.compile(r"\d+(?:[.,]\d+)+|\w+(?:[-'\u2019]\w+)*|[^\w\s]+")
 
 
 def word_tokens(text: str) -> list[tuple[int, int]]:
@@ -45,8 +46,8 @@ def word_tokens(text: str) -> list[tuple[int, int]]:
 
     Examples
     --------
-    >>> word_tokens("Bob's car-maker won.")
-    [(0, 5), (6, 15), (16, 19), (19, 20)]
+    >>> word_tokens("Bob's car-maker won 2,500.")
+    [(0, 5), (6, 15), (16, 19), (20, 25), (25, 26)]
     """
     return [m.span() for m in WORD.finditer(text)]
 

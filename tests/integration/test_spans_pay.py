@@ -67,9 +67,8 @@ def test_an_honest_worker_earns_bonuses_and_page_reading_bots_earn_none(campaign
     _work(honest, campaign, _gold_answer)
     _work(np_bot, campaign, _noun_phrases)
     _work(silent_bot, campaign, lambda summary: {"no_error": True, "spans": []})
-    # The honest worker's bonuses start once the score exists (both classes of words checked twice), and every
-    # item from then on earns one.
-    assert PayDecision.objects.filter(worker=honest, kind="refused", reason__contains="score not known yet").exists()
+    # The honest worker's bonuses start once the score exists (both classes of words checked twice; when that is
+    # depends on the claim order), and every item from then on earns one.
     assert _bonuses(honest) >= 3
     assert not PayDecision.objects.filter(worker=honest, kind="refused").exclude(reason__contains="score not known yet").exists()
     assert BonusEntry.objects.filter(worker=honest, key__startswith="pay:").count() >= 3  # paid per item

@@ -73,8 +73,8 @@ OWNED = {
     "README.md", "__init__.py", "apps.py", "detectors.py", "exporter.py", "gold.py", "importer.py", "llm.py", "management/__init__.py",
     "management/commands/__init__.py", "management/commands/span_report.py", "migrations/0001_initial.py", "migrations/0002_model_answers.py",
     "migrations/__init__.py",
-    "models.py", "protocol.py", "qualification.py", "report.py", "services.py", "static/spans/spans.css", "static/spans/task.js", "taxonomy.py",
-    "templates/spans/_page.html", "templates/spans/_picker.html", "templates/spans/gold_edit.html", "templates/spans/gold_list.html", "templates/spans/qualification.html",
+    "models.py", "protocol.py", "qualification.py", "report.py", "tutorial.py", "services.py", "static/spans/spans.css", "static/spans/task.js", "taxonomy.py",
+    "templates/spans/_exercise.html", "templates/spans/_page.html", "templates/spans/_picker.html", "templates/spans/gold_edit.html", "templates/spans/gold_list.html", "templates/spans/qualification.html", "templates/spans/tutorial.html",
     "templates/spans/task.html", "testdata/LICENSE", "testdata/README.md", "testdata/cliff_style.jsonl", "testdata/goyal_style.json",
     "testdata/offsets.jsonl", "testdata/xsumfaith_style.json", "urls.py", "views.py", "words.py",
 }
