@@ -3,7 +3,8 @@
 One seeded scenario per protocol goes through the real claim, submit and review paths on a frozen clock:
 three workers judge a FRANK campaign's summaries, two workers edit a BUMP Task 1 campaign's references and an
 expert reviews the edits. Then every output a researcher or a payer reads is taken: the exports in every
-format (jsonl, csv and parquet rows, FRANK's data folder with its parts, BUMP's minimal pairs), the report
+format (jsonl, csv and parquet rows, FRANK's data folder with its parts, BUMP's minimal pairs through the API
+and ``manage.py export_bump``), the report
 (API JSON and ``manage.py report`` as text and JSON) and the pay decisions (the ledger, the payment and
 approval files). Their SHA-256 digests were recorded before the protocols' models and hooks moved into their apps
 (``tests/data/protocol_outputs.json``); the test recomputes them and names each output that differs.
@@ -225,7 +226,7 @@ def _zip_members(prefix: str, data: bytes) -> dict[str, str]:
         return {name: _digest(f"{prefix} {name}", archive.read(name)) for name in sorted(archive.namelist())}
 
 
-def _outputs(campaign: Campaign, api: APIClient, extra_formats: dict[str, dict]) -> dict[str, object]:
+def _outputs(campaign: Campaign, api: APIClient, extra_formats: dict[str, dict], commands: tuple[str, ...] = ()) -> dict[str, object]:
     """Every output of ``campaign``: name -> the digest of its bytes (of each member, for a zip)."""
     found: dict[str, object] = {}
     export = f"/api/campaigns/{campaign.slug}/export/"
@@ -244,6 +245,10 @@ def _outputs(campaign: Campaign, api: APIClient, extra_formats: dict[str, dict])
         text = io.StringIO()
         call_command("report", "--campaign", campaign.slug, *args, stdout=text)
         found[f"report command{' '.join(args)}"] = _digest(f"{campaign.kind} report command{' '.join(args)}", text.getvalue().encode())
+    for command in commands:  # a protocol's own export command, writing to standard output
+        text = io.StringIO()
+        call_command(command, "--campaign", campaign.slug, "-", stdout=text)
+        found[f"command {command}"] = _digest(f"{campaign.kind} command {command}", text.getvalue().encode())
     ledger = BonusEntry.objects.filter(campaign=campaign).order_by("pk").values_list(
         "key", "worker__user__username", "assignment_id", "amount", "reason", "created_at", "paid_at")
     found["ledger rows"] = _digest(f"{campaign.kind} ledger", "\n".join(" | ".join(map(str, row)) for row in ledger).encode())
@@ -269,7 +274,7 @@ def test_frank_and_bump_outputs_are_byte_for_byte_the_same(clock):
     frank_parts = {f"frank-{part}": {"format": "frank", "file": part} for part in ("summaries", "sentences", "articles")}
     got = {
         "frank": _outputs(frank, api, {"frank": {"format": "frank"}, **frank_parts}),
-        "bump": _outputs(bump, api, {"bump": {"format": "bump"}}),
+        "bump": _outputs(bump, api, {"bump": {"format": "bump"}}, commands=("export_bump",)),
     }
     if os.environ.get("FACTLAB_RECORD_PROTOCOL_OUTPUTS"):
         RECORDED.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
