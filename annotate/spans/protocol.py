@@ -16,17 +16,28 @@ from django.conf import settings
 
 from annotate.exporters.pseudonyms import worker_pseudonym
 from annotate.models import Assignment, Campaign, Item
-from annotate.protocols.base import AnswerRows, DatasetFormat, ExportStream, GoldTally, Protocol, ReportSection, SubmissionResult
+from annotate.presentation import article_blocks, present_article
+from annotate.protocols.base import (
+    AnswerRows,
+    DatasetFormat,
+    ExportStream,
+    GoldTally,
+    Protocol,
+    ReportSection,
+    SubmissionResult,
+    TaskPage,
+)
 from annotate.services.errors import InvalidSubmission
 from metrics_service.stats.spans import majority_answers
+from taxonomies.frank import CATEGORIES as FRANK_CATEGORIES
 from taxonomies.frank import CODES as FRANK_CODES
 
-from . import exporter
+from . import exporter, taxonomy
 from . import qualification as span_qualification
 from .gold import word_tally
 from .importer import import_span_offsets, import_span_records
 from .models import AnswerSource, GoldOrigin, GoldSpans, SpanAnswer
-from .words import as_json, clean_spans, from_json, words
+from .words import as_json, clean_spans, from_json, spaced_words, words
 
 MAX_SPANS = 50
 
@@ -92,6 +103,18 @@ class SpansProtocol(Protocol):
         {"no_error": "bool", "n_spans": "int64", "spans": "string", "unified_types": "string"},
     )}
     unit_words = ("summary", "summaries")
+
+    nothing_left = "There is no summary left for you in this campaign."
+
+    def task_page(self, campaign: Campaign, assignment: Assignment) -> TaskPage:
+        """The summary's words to select (its article beside them); the page's JSON holds no gold."""
+        summary = assignment.item.summary
+        document = summary.document
+        data = {"assignment": assignment.pk, "words": words(summary.text), "types": [{"code": t.code, "name": t.name} for t in taxonomy.TYPES]}
+        return TaskPage("spans/task.html", data, {
+            "blocks": article_blocks(present_article(document.sentences or [document.text])), "words": spaced_words(summary.text),
+            "types": taxonomy.TYPES, "frank_categories": FRANK_CATEGORIES,
+        })
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": self.has_gold(campaign), "checks": False, "entity_check": False, "review": False}

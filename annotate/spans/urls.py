@@ -6,7 +6,7 @@ from annotate.views import tasks
 from . import views
 
 urlpatterns = [
-    path("c/<slug:slug>/spans/task/", views.task, name="spans-task"),
+    path("c/<slug:slug>/spans/task/", tasks.task, {"family": "spans"}, name="spans-task"),
     path("c/<slug:slug>/spans/task/<int:assignment_id>/submit/", tasks.submit, {"family": "spans"}, name="spans-submit"),
     path("c/<slug:slug>/spans/tutorial/", views.tutorial, name="spans-tutorial"),
     path("c/<slug:slug>/spans/tutorial/done/", views.tutorial_done, name="spans-tutorial-done"),

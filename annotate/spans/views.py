@@ -1,7 +1,6 @@
-"""The span task page (submit is the shared ``annotate.views.tasks.submit``) and the reviewers' gold pages."""
+"""The span tutorial and the reviewers' gold pages (the task page, submit and qualification are the shared views
+of ``annotate.views.tasks``, shown through ``SpansProtocol``)."""
 from __future__ import annotations
-
-import uuid
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -16,7 +15,6 @@ from annotate.roles import can_review
 from annotate.services.errors import WorkflowError
 from annotate.services.participation import get_participation, mark_tutorial_done
 from annotate.views.arrival import worker_for_user
-from annotate.views.entry import claim_assignment
 from annotate.views.tasks import error_response, family_campaign, json_body
 from taxonomies.frank import CATEGORIES
 
@@ -25,27 +23,6 @@ from . import tutorial as span_tutorial
 from .qualification import public_view
 from .services import set_gold
 from .words import spaced_words, words
-
-
-@login_required
-def task(request: HttpRequest, slug: str) -> HttpResponse:
-    campaign = family_campaign(slug, "spans")
-    assignment, response = claim_assignment(request, campaign, nothing_left="There is no summary left for you in this campaign.")
-    if response is not None:
-        return response
-    summary = assignment.item.summary
-    document = summary.document
-    article = present_article(document.sentences or [document.text])
-    data = {
-        "assignment": assignment.pk, "words": words(summary.text), "submission_key": uuid.uuid4().hex,
-        "types": [{"code": t.code, "name": t.name} for t in taxonomy.TYPES],
-        "urls": {"submit": reverse("annotate:spans-submit", args=[slug, assignment.pk]),
-                 "done": reverse("annotate:campaign-done", args=[slug]) + "?submitted=1"},
-    }
-    return render(request, "spans/task.html", {
-        "campaign": campaign, "data": data, "blocks": article_blocks(article), "words": spaced_words(summary.text), "types": taxonomy.TYPES,
-        "frank_categories": CATEGORIES, "assignment": assignment,
-    })
 
 
 def _reviewer_page(request: HttpRequest, slug: str):
