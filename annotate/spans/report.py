@@ -1,5 +1,6 @@
 """The span campaign's report section: agreement, AggreFact's type analyses and detectors measured on words.
 
+* **Word labels** aggregated by Dawid–Skene and GLAD with their posteriors (``token_label_models``).
 * **Agreement** among the human answers (crowd and imported annotators): token-level Krippendorff's alpha over
   the types and pairwise span F1 (exact and overlap); each model annotator beside them, by its span F1 against
   the human majority spans and the alpha of its answers with them.
@@ -16,7 +17,14 @@ import pandas as pd
 from annotate.models import Campaign
 from metrics_service.stats._util import jsonable
 from metrics_service.stats.detection import system_category
-from metrics_service.stats.spans import majority_answers, pairwise_span_f1, summary_types, token_alpha, token_truth
+from metrics_service.stats.spans import (
+    majority_answers,
+    pairwise_span_f1,
+    summary_types,
+    token_alpha,
+    token_label_models,
+    token_truth,
+)
 from metrics_service.stats.token_detection import token_detection_report
 from metrics_service.stats.unified_taxonomy import type_distribution
 from taxonomies.unified import MIN_ANNOTATORS, UNIFIED_TYPES
@@ -85,6 +93,7 @@ def span_report(campaign: Campaign, *, min_annotators: int = MIN_ANNOTATORS, n_r
         paired = pd.concat([model[["summary_id", "worker_id", "n_tokens", "spans"]], majority.assign(worker_id="human majority")])
         models[worker_id] = {"span_f1": pairwise_span_f1(model, against=majority), "token_alpha": token_alpha(paired)}
     section["agreement"] = {"human": {"token_alpha": token_alpha(human), "span_f1": pairwise_span_f1(human)}, "models": models}
+    section["word_labels"] = token_label_models(human[["summary_id", "worker_id", "n_tokens", "spans"]])
     types = _types_frame(human, min_annotators)
     section["unified_types"] = {"by_system_category": type_distribution(types, "system_category"),
                                 "by_dataset": type_distribution(types, "dataset")}

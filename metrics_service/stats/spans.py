@@ -157,11 +157,27 @@ def token_truth(n_tokens: int, answers: Sequence[Iterable[Span]], *, min_annotat
     return [frozenset(t for t, c in by_type.items() if c >= need) for by_type in counts]
 
 
-def token_alpha(answers: pd.DataFrame) -> float | None:
-    """Krippendorff's alpha (nominal) over the tokens of summaries with two annotators or more.
+def token_labels(answers: pd.DataFrame) -> pd.DataFrame:
+    """One row per (summary, token, annotator): ``summary_id``, ``sentence_index`` (the token's index, so the
+    shared unit-based statistics take it), ``worker_id`` and ``label``, the set of types covering the token
+    joined by "+" in type order ("none" when unmarked).
 
-    A token's value is the set of types covering it in one annotator's answer (:func:`token_types`), "none"
-    when unmarked; ``None`` when undefined (fewer than two annotators anywhere, or a single value).
+    Examples
+    --------
+    >>> answers = pd.DataFrame({"summary_id": [1], "worker_id": [7], "n_tokens": [2], "spans": [[(1, 2, "extrinsic_np")]]})
+    >>> token_labels(answers)["label"].tolist()
+    ['none', 'extrinsic_np']
+    """
+    rows = []
+    for summary_id, worker_id, n_tokens, spans in answers[["summary_id", "worker_id", "n_tokens", "spans"]].itertuples(index=False):
+        for i, types in enumerate(token_types(int(n_tokens), spans)):
+            rows.append((summary_id, i, worker_id, _type_label(types)))
+    return pd.DataFrame(rows, columns=[*UNIT, "worker_id", "label"])
+
+
+def token_alpha(answers: pd.DataFrame) -> float | None:
+    """Krippendorff's alpha (nominal) over the tokens of summaries with two annotators or more, on
+    :func:`token_labels`; ``None`` when undefined (fewer than two annotators anywhere, or a single value).
 
     Examples
     --------
@@ -170,15 +186,43 @@ def token_alpha(answers: pd.DataFrame) -> float | None:
     >>> token_alpha(answers)
     1.0
     """
-    rows = []
-    for summary_id, worker_id, n_tokens, spans in answers[["summary_id", "worker_id", "n_tokens", "spans"]].itertuples(index=False):
-        for i, types in enumerate(token_types(int(n_tokens), spans)):
-            rows.append((summary_id, i, worker_id, _type_label(types)))
-    # The shared nominal alpha takes (summary, unit index) units; here the unit index is the token's.
-    table = pd.DataFrame(rows, columns=[*UNIT, "worker_id", "label"])
+    table = token_labels(answers)
     if table.empty or table.groupby(UNIT)["worker_id"].nunique().max() < 2:
         return None
     return krippendorff_nominal(table, "label")
+
+
+def token_label_models(answers: pd.DataFrame, methods: Sequence[str] = ("dawid_skene", "glad")) -> dict[str, dict]:
+    """Word labels aggregated by the platform's label models (:func:`.label_aggregation.fit_labels`), each
+    with its posterior: per method, how many words get each label, the mean posterior of the chosen labels,
+    the share of words where it agrees with the majority label (ties: the first label in sorted order, as
+    the models break them), and each annotator's reliability.
+
+    Examples
+    --------
+    >>> answers = pd.DataFrame({"summary_id": [1, 1, 1], "worker_id": [7, 8, 9], "n_tokens": [3, 3, 3],
+    ...     "spans": [[(0, 1, "extrinsic_np")], [(0, 1, "extrinsic_np")], []]})
+    >>> token_label_models(answers)["dawid_skene"]["labels"]
+    {'extrinsic_np': 1, 'none': 2}
+    """
+    from .label_aggregation import fit_labels
+
+    table = token_labels(answers)
+    tasks = pd.DataFrame({"task": table["summary_id"].astype(str) + ":" + table["sentence_index"].astype(str),
+                          "worker": table["worker_id"].astype(str), "label": table["label"]})
+    counts = tasks.groupby(["task", "label"]).size().unstack(fill_value=0)
+    majority = counts.idxmax(axis=1)
+    out = {}
+    for method in methods:
+        fit = fit_labels(tasks, method)
+        labels = fit.labels.reindex(majority.index)
+        out[method] = {
+            "labels": {str(k): int(v) for k, v in labels.value_counts().sort_index().items()},
+            "mean_posterior": float(fit.posterior.mean()),
+            "agrees_with_majority": float((labels == majority).mean()),
+            "reliability": {str(k): float(v) for k, v in fit.reliability.items()},
+        }
+    return out
 
 
 def _matches(spans: Sequence[Span], others: Sequence[Span], mode: str) -> int:

@@ -79,6 +79,8 @@ def test_word_level_detection_per_type_matches_scikit_learn(tiny_seq2seq_dir, ti
     assert all(v is not None and math.isfinite(v) for (d, _), scores in stored.items() if d == "minicheck_sentence" for v in scores)
     human = section["agreement"]["human"]
     assert human["span_f1"]["pairs"] > 0 and 0 <= human["span_f1"]["overlap"] <= 1 and human["token_alpha"] is not None
+    assert set(section["word_labels"]) == {"dawid_skene", "glad"}
+    assert sum(section["word_labels"]["glad"]["labels"].values()) == len(labels)
     by_category = section["unified_types"]["by_system_category"]
     assert by_category["SOTA"]["counts"]["extrinsic_np"] >= 2 and by_category["OLD"]["n"] == 1
 

@@ -121,3 +121,16 @@ def test_the_report_leaves_other_types_words_and_unscored_words_out():
     assert ext["auc"] == pytest.approx(roc_auc_score([1, 1, 0, 0, 0, 0], [0.9, 0.8, 0.1, 0.3, 0.2, 0.1]))
     assert report[ANY_ERROR]["n_error_words"] == 3
     assert report[INT]["auc"] is None and report[INT]["n_error_words"] == 0
+
+
+def test_label_models_aggregate_word_labels_with_posteriors_and_follow_a_clear_majority():
+    rows = []
+    for summary in range(1, 7):
+        rows += [(summary, 7, 5, [(1, 3, EXT)]), (summary, 8, 5, [(1, 3, EXT)]), (summary, 9, 5, [(0, 5, PRED)])]
+    fitted = S.token_label_models(_answers(rows))
+    for method in ("dawid_skene", "glad"):
+        result = fitted[method]
+        assert result["labels"] == {EXT: 12, "none": 18}
+        assert result["agrees_with_majority"] == 1.0 and 0.5 < result["mean_posterior"] <= 1.0
+        # The annotator who marks every word as a predicate error is the least reliable.
+        assert min(result["reliability"], key=result["reliability"].get) == "9"
