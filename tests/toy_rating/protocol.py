@@ -11,7 +11,8 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 from annotate.models import Assignment, Campaign, Item
-from annotate.protocols.base import AnswerRows, GoldTally, Protocol, ReportSection, SubmissionResult
+from annotate.presentation import article_blocks, present_article
+from annotate.protocols.base import AnswerRows, GoldTally, Protocol, ReportSection, SubmissionResult, TaskPage
 from annotate.services.errors import InvalidSubmission
 
 from .models import HIGHEST, LOWEST, GoldRating, Rating
@@ -58,6 +59,17 @@ class RatingProtocol(Protocol):
     def document_items(self, store, document) -> None:
         for summary in document.summaries.filter(is_reference=False).order_by("pk"):
             store.item(document, summary)
+
+    nothing_left = "There is no summary left for you to rate."
+
+    def task_page(self, campaign: Campaign, assignment: Assignment) -> TaskPage:
+        """The summary and its article (the shared task view adds the submit URL and key): never its gold rating."""
+        summary = assignment.item.summary
+        document = summary.document
+        return TaskPage("toy_rating/task.html", {}, {
+            "summary_text": summary.text, "scores": range(LOWEST, HIGHEST + 1),
+            "blocks": article_blocks(present_article(document.sentences or [document.text])),
+        })
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         return {"traps": self.has_gold(campaign), "checks": False, "entity_check": False, "review": False}
