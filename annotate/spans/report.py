@@ -7,7 +7,7 @@
 * **Unified types** per summary by AggreFact's rule (more than one annotator; a summary with one answer, e.g. an
   aggregated release, is read through it), and their distribution per system category (SOTA / XFORMER / OLD) and
   per dataset, as AggreFact's Figures 3 and 4.
-* **Detectors**: every detector with stored word scores, measured word by word per unified type
+* **Detectors**: every detector with stored word scores, and every model annotator (its marked words), measured word by word per unified type
   (``metrics_service.stats.token_detection``).
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ from metrics_service.stats.spans import (
     token_alpha,
     token_label_models,
     token_truth,
+    token_types,
 )
 from metrics_service.stats.token_detection import token_detection_report
 from metrics_service.stats.unified_taxonomy import type_distribution
@@ -100,6 +101,10 @@ def span_report(campaign: Campaign, *, min_annotators: int = MIN_ANNOTATORS, n_r
     stored: dict[str, dict[int, list]] = {}
     for row in WordScores.objects.filter(summary_id__in=list(types["summary_id"])).values("detector", "summary_id", "scores"):
         stored.setdefault(row["detector"], {})[row["summary_id"]] = row["scores"]
+    # A model annotator is a detector too: the words it marked score 1, the others 0.
+    for worker_id, summary_id, n_tokens, spans in answers[answers["source"] == AnswerSource.MODEL][
+            ["worker_id", "summary_id", "n_tokens", "spans"]].itertuples(index=False):
+        stored.setdefault(worker_id, {})[summary_id] = [float(bool(t)) for t in token_types(int(n_tokens), spans)]
     detectors = sorted(stored)
     words = _word_frame(human, stored, min_annotators)
     section["detectors"] = token_detection_report(words, detectors, n_resamples=n_resamples) if detectors else {}

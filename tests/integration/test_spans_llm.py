@@ -67,3 +67,5 @@ def test_an_llm_annotates_spans_through_the_protocol_and_stands_beside_the_human
     assert set(model) == {"span_f1", "token_alpha"} and model["span_f1"]["pairs"] == 5
     assert section["agreement"]["human"]["span_f1"]["pairs"] > 0
     assert section["answers"] == SpanAnswer.objects.exclude(source="model").count()  # the model is not among the humans
+    # Its marked words are measured as a detector's against the human spans.
+    assert section["detectors"][f"model:{worker.pk}"]["any_error"]["n_error_words"] > 0
