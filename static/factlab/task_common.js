@@ -144,13 +144,14 @@ factlab.kit = (function () {
     element.focus({preventScroll: true});
   }
 
-  // On a phone, scroll so that ``element`` starts near the top of what is visible: the part being worked on
-  // stays above an on-screen keyboard (the visual viewport is what the keyboard leaves).
-  function keepInView(element) {
+  // On a phone, scroll so that ``element`` starts near the top of what is visible, unless it is on screen
+  // already: with ``until`` (what must be seen with it) on screen too, else in the top third, above where an
+  // on-screen keyboard opens (the visual viewport is what the keyboard leaves).
+  function keepInView(element, until) {
     if (!element || !phone.matches) return;
     const rect = element.getBoundingClientRect();
     const visible = window.visualViewport ? window.visualViewport.height : window.innerHeight;
-    if (rect.top >= 0 && rect.top <= visible / 3) return;
+    if (rect.top >= 0 && (until ? until.getBoundingClientRect().bottom <= visible : rect.top <= visible / 3)) return;
     const shift = rect.top - 8;
     // Near the page's end there is nothing below to scroll up by: room is made where the keyboard will be.
     const room = document.documentElement.scrollHeight - window.innerHeight - window.scrollY;

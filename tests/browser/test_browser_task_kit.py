@@ -17,9 +17,12 @@ PHONE = {"width": 390, "height": 844}
 SUMMARIES = [
     ["Greenvale's city council approved a new budget on Monday after a long debate about the town's finances.",
      "Mayor Helen Carter said the budget includes money for three new schools and a bridge over the river.",
-     "Councillors Smith and Jones voted against the plan, saying that taxes would rise next year."],
+     "Councillors Smith and Jones voted against the plan, saying that taxes would rise next year.",
+     "The vote was seven to two, and the councillors who lost said they would ask the county to review the plan.",
+     "Construction of the first of the three schools will begin in April on land near the river, the mayor said."],
     ["The council of Greenvale approved a budget that funds new schools, which Carter expects to open in 2026."],
 ]
+SENTENCES = sum(len(s) for s in SUMMARIES)
 
 
 def active_id(page) -> str:
@@ -76,7 +79,7 @@ def test_a_frank_item_with_the_keyboard_alone(browser_page, live_server, screens
     page.wait_for_selector("#step-annotate:not([hidden])")
     categories = page.eval_on_selector_all("#categories input", "boxes => boxes.map(b => b.value)")
     total = int(bar.get_attribute("aria-valuemax"))
-    assert total == 4
+    assert total == SENTENCES
     for k in range(total):
         # Each sentence begins with the focus on its heading and the progress told.
         page.wait_for_function(f"() => document.querySelector('.progress').getAttribute('aria-valuenow') === '{k}'")
@@ -106,7 +109,7 @@ def test_a_frank_item_with_the_keyboard_alone(browser_page, live_server, screens
     assignment = Assignment.objects.get(worker=worker)
     assert assignment.status == AssignmentStatus.SUBMITTED
     answers = sorted((j.factual, j.categories) for j in SentenceJudgement.objects.filter(assignment=assignment))
-    assert answers == [(False, [categories[1]])] + [(True, [])] * 3
+    assert answers == [(False, [categories[1]])] + [(True, [])] * (total - 1)
     assert not page.js_errors
 
 
@@ -129,7 +132,7 @@ def test_a_frank_item_on_a_phone_keeps_each_sentence_with_its_answers(browser, l
         box = page.evaluate(f"() => {{ const r = document.querySelector({selector!r}).getBoundingClientRect(); return [r.top, r.bottom]; }}")
         return box[0] >= 0 and box[1] <= PHONE["height"]
 
-    for k in range(4):
+    for k in range(SENTENCES):
         # The sentence being judged and its Yes/No are on screen together.
         assert on_screen(".summary-sentence.current") and on_screen("#answer-yes") and on_screen("#answer-no"), f"sentence {k + 1}"
         if k == 1:
@@ -139,8 +142,10 @@ def test_a_frank_item_on_a_phone_keeps_each_sentence_with_its_answers(browser, l
         page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
         title = page.inner_text("#summary-title")
         page.tap("#next-sentence")
-        if k < 3:
+        if k < SENTENCES - 1:
             page.wait_for_function("(t) => document.querySelector('#summary-title').textContent !== t", arg=title)
+            # A tap on "Next sentence" leaves the focus on the new sentence's heading, not on the button.
+            assert active_id(page) == "summary-title"
     page.wait_for_selector("#step-submit:not([hidden])")
     page.tap("#submit-answers")
     page.wait_for_url("**/done/**")

@@ -108,7 +108,24 @@
     const heading = step === "annotate" ? $("summary-title") : $("step-" + step).querySelector("h2");
     factlab.kit.focusOn(heading);
     window.scrollTo(0, 0);
-    if (step === "annotate") { factlab.kit.keepInView(heading); showEvidence(); }  // again, now that the window has scrolled
+    if (step === "annotate") bringUp();
+  }
+
+  // On a phone: the sentence's heading at the top when it fits on one screen with the Yes/No, else the sentence
+  // itself (a long summary), the article box between them made shorter if they still do not fit (never under
+  // 120 px); then its evidence, now that the window has scrolled.
+  const phone = window.matchMedia("(max-width: 900px)");
+  function bringUp() {
+    const box = $("annotate-article");
+    box.style.maxHeight = "";
+    const title = $("summary-title");
+    const room = window.innerHeight - 16;
+    const bottom = function () { return $("answer-no").getBoundingClientRect().bottom; };
+    const from = bottom() - title.getBoundingClientRect().top < room ? title : document.querySelector(".summary-sentence.current");
+    const over = bottom() - from.getBoundingClientRect().top - room;
+    if (phone.matches && over > 0) box.style.maxHeight = Math.max(120, box.clientHeight - over) + "px";
+    factlab.kit.keepInView(from, $("answer-no"));
+    showEvidence();
   }
 
   // ---- step 2: the reading check (the article stays on screen: no memory recall, as Prolific requires)
@@ -229,8 +246,7 @@
     renderProgress();
     // The next sentence is where the worker is now: focus on its heading, and on a phone back in view.
     factlab.kit.focusOn($("summary-title"));
-    factlab.kit.keepInView($("summary-title"));
-    showEvidence();
+    bringUp();
     startClock();
   }
 
