@@ -97,6 +97,11 @@ def _unit(campaign) -> str:
     return protocol_for(campaign.kind).unit_words[0]
 
 
+def _units(campaign) -> str:
+    """The same unit, plural: what the control score's counts are of ("sentences", "summaries")."""
+    return protocol_for(campaign.kind).unit_words[1]
+
+
 def hold_reason(participation: Participation) -> str | None:
     """Why the worker's pay is held now: held already, or consistently fast since their last release."""
     if participation.pay_held:
@@ -121,25 +126,25 @@ def bonus_refusal(participation: Participation, assignment: Assignment) -> tuple
     # Published labels (a benchmark's release) are left out unless the campaign accepts them knowingly.
     quality = worker_quality(participation, until=assignment.submitted_at, in_submission=True, for_bonus=True)
     if quality.score is None:
-        return f"no bonus yet: {quality.describe()}", None
+        return f"no bonus yet: {quality.describe(_units(campaign))}", None
     if quality.independent_erroneous < campaign.control_min_per_class:
         # A script finds traps built from the page's own text, so they never earn a bonus alone: it takes
         # erroneous sentences whose label the page does not give away (gold, human-written BUMP-edit traps).
         return (
-            f"no bonus yet: {quality.independent_erroneous} erroneous sentences checked against gold or human-written "
+            f"no bonus yet: {quality.independent_erroneous} erroneous {_units(campaign)} checked against gold or human-written "
             f"traps, {campaign.control_min_per_class} needed (traps built from the article alone do not earn a bonus"
             f"{', nor do public labels' if quality.public_left_out else ''}); "
-            f"{quality.describe()}"
+            f"{quality.describe(_units(campaign))}"
         )[:300], quality.score
     bound = quality.lower_bound(campaign.bonus_confidence)
     if bound < campaign.bonus_min_score:
         sure = f", at least {bound:.2f} with {campaign.bonus_confidence:.0%} confidence," if campaign.bonus_confidence > 0 else ""
-        return f"{quality.describe()}{sure} below the bonus threshold {campaign.bonus_min_score:.2f}", quality.score
+        return f"{quality.describe(_units(campaign))}{sure} below the bonus threshold {campaign.bonus_min_score:.2f}", quality.score
     recent = worker_recent_quality(participation, until=assignment.submitted_at, in_submission=True)
     recent_bound = recent.lower_bound(campaign.bonus_confidence)
     if recent_bound is not None and recent_bound < campaign.bonus_min_score:
         sure = f", at least {recent_bound:.2f} with {campaign.bonus_confidence:.0%} confidence" if campaign.bonus_confidence > 0 else ""
-        return f"recent work below the bonus threshold {campaign.bonus_min_score:.2f}: {describe_recent(recent)}{sure}"[:300], quality.score
+        return f"recent work below the bonus threshold {campaign.bonus_min_score:.2f}: {describe_recent(recent, _units(campaign))}{sure}"[:300], quality.score
     return None, quality.score
 
 

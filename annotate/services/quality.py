@@ -108,9 +108,10 @@ class Quality:
         bounds = [proportion_confint(share * total, total, alpha=1 - confidence, method="wilson")[0] for share, total in shares]
         return float(sum(bounds) / 2)
 
-    def describe(self) -> str:
+    def describe(self, units: str = "sentences") -> str:
+        """The score and its counts in words; ``units``: what the campaign's protocol checks (its ``unit_words``)."""
         part = (
-            f"factual sentences {self.factual_correct:g} of {self.factual_weight:g}, "
+            f"factual {units} {self.factual_correct:g} of {self.factual_weight:g}, "
             f"erroneous {self.erroneous_correct:g} of {self.erroneous_weight:g} "
             f"({self.gold_checks} gold, {self.trap_checks} trap"
             + (f"; {self.public_checks} on public labels left out" if self.public_left_out and self.public_checks else "")
@@ -191,8 +192,8 @@ def recent_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
     return balanced_score([replace(c, stratum="") for c in recent_checks(checks)], min_per_class)
 
 
-def describe_recent(quality: Quality) -> str:
-    return f"last {RECENT_CHECKS_PER_CLASS} checked answers of each class: {quality.describe()}"
+def describe_recent(quality: Quality, units: str = "sentences") -> str:
+    return f"last {RECENT_CHECKS_PER_CLASS} checked answers of each class: {quality.describe(units)}"
 
 
 
@@ -314,11 +315,13 @@ def quality_block_reason(participation: Participation) -> str | None:
     # submitted in between): they score the same answers, and the history grows with every item.
     participation._submission_checks = (participation.items_submitted, checks)
     quality = balanced_score(checks, campaign.control_min_per_class)
+    units = protocol_for(campaign.kind).unit_words[1]
     if quality.score is not None and quality.score < campaign.control_block_threshold:
-        return f"answers disagree with known labels: {quality.describe()}, below the required {campaign.control_block_threshold:.2f}"[:300]
+        return f"answers disagree with known labels: {quality.describe(units)}, below the required {campaign.control_block_threshold:.2f}"[:300]
     recent = recent_quality(checks, campaign.control_min_per_class)
     if recent.score is not None and recent.score < campaign.control_block_threshold:
-        return f"recent answers disagree with known labels: {describe_recent(recent)}, below the required {campaign.control_block_threshold:.2f}"[:300]
+        return (f"recent answers disagree with known labels: {describe_recent(recent, units)}, "
+                f"below the required {campaign.control_block_threshold:.2f}")[:300]
     traps = [c for c in checks if c.source == "trap"]
     if sum(c.count for c in traps) >= campaign.trap_min_count:
         # Pooled, not within overlap bands: this rule catches a worker who fails the traps (the mechanical ones

@@ -16,7 +16,7 @@ from django.db.models import Count
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from annotate.models import Assignment, AssignmentStatus, BonusEntry, Campaign, Item, PayDecision, Worker
+from annotate.models import Assignment, AssignmentStatus, BonusEntry, Campaign, Item, Participation, PayDecision, Worker
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaigns import create_campaign
 from annotate.services.errors import InvalidSubmission
@@ -116,6 +116,8 @@ def test_a_rating_campaign_runs_import_claim_page_submit_gold_pay_export_and_rep
     paid = dict(BonusEntry.objects.filter(campaign=campaign, reason="pay per item").values_list("worker__user__username").annotate(n=Count("pk")))
     assert paid == {"toy-alice": 4}, paid
     assert PayDecision.objects.filter(worker=alice, kind="released").count() == 3
+    blocked = Participation.objects.get(worker=bob, campaign=campaign)
+    assert blocked.is_blocked and "factual summaries 0 of 2, erroneous 2 of 2" in blocked.blocked_reason, blocked.blocked_reason
     refused = PayDecision.objects.filter(worker=bob, kind="refused", reason__contains="blocked").values_list("assignment_id", flat=True)
     assert sorted(refused) == sorted(Assignment.objects.filter(worker=bob).values_list("pk", flat=True))
     Campaign.objects.filter(pk=campaign.pk).update(min_seconds_per_sentence=600)
