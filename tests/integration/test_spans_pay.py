@@ -72,7 +72,8 @@ def test_an_honest_worker_earns_bonuses_and_page_reading_bots_earn_none(campaign
     assert _bonuses(honest) >= 3
     assert not PayDecision.objects.filter(worker=honest, kind="refused").exclude(reason__contains="score not known yet").exists()
     assert BonusEntry.objects.filter(worker=honest, key__startswith="pay:").count() >= 3  # paid per item
-    # The bots did submit work (they were not simply turned away), and earned nothing beyond pay per item.
-    assert SpanAnswer.objects.filter(worker=np_bot).count() >= 2 and SpanAnswer.objects.filter(worker=silent_bot).count() >= 2
+    # The bots did submit work (they were not turned away at the door; the control items may block them after their
+    # first summaries, depending on which come first), and earned no bonus.
+    assert SpanAnswer.objects.filter(worker=np_bot).exists() and SpanAnswer.objects.filter(worker=silent_bot).exists()
     assert _bonuses(np_bot) == 0
     assert _bonuses(silent_bot) == 0
