@@ -47,6 +47,14 @@ def reference_loop_ms(repeat: int = 5) -> float:
     return round(1000 * statistics.median(times), 1)
 
 
+def redis_port() -> int:
+    """Port of the Redis the benchmark uses: the one in the caller's ``REDIS_URL`` (so that runs side by side
+    keep their counters apart), else 6379."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(os.environ.get("REDIS_URL", "")).port or 6379
+
+
 def default_frank_dir() -> Path:
     shared = REPO_ROOT.parent / "shared" / "data" / "frank"
     return shared if (shared / "human_annotations.json").is_file() else REPO_ROOT / "data" / "frank-subset"
@@ -58,7 +66,7 @@ def bench_env(*, database: str, redis_db: int, extra: dict[str, str] | None = No
     env.update(
         DJANGO_SETTINGS_MODULE="factlab.settings",
         DATABASE_URL=f"postgres://postgres@{HOST}:5432/{database}",
-        REDIS_URL=f"redis://{HOST}:6379/{redis_db}",
+        REDIS_URL=f"redis://{HOST}:{redis_port()}/{redis_db}",
         DJANGO_DEBUG="0",
         # Plain HTTP on 127.0.0.1: not production mode (gunicorn.conf.py would turn it on), a throwaway key.
         FACTLAB_PRODUCTION="0",
@@ -165,7 +173,7 @@ def clone_seeded_template(template: str, database: str, fingerprint: str) -> boo
 def flush_redis(db: int) -> None:
     import redis
 
-    client = redis.Redis(host=HOST, port=6379, db=db)
+    client = redis.Redis(host=HOST, port=redis_port(), db=db)
     client.flushdb()
     client.close()
 
@@ -481,8 +489,14 @@ async def _request(client, method: str, url: str, **kwargs) -> Response:
         raise ConnectionLost(type(exc).__name__) from exc
 
 
-async def annotator(i: int, session_key: str, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int) -> None:
-    """One simulated annotator (signed in with ``session_key``): take items until the deadline, the end of the work, or a block."""
+async def annotator(
+    i: int, session_key: str, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int,
+    think_min: float = 0.0, stagger: float = 0.0,
+) -> None:
+    """One simulated annotator (signed in with ``session_key``): take items until the deadline, the end of the work, or a block.
+
+    Between items it pauses between ``think_min`` and ``think`` seconds; it starts after up to ``stagger``
+    seconds, so that annotators who read for a minute do not all ask for their first item at once."""
     import aiohttp
     from yarl import URL
 
@@ -494,6 +508,8 @@ async def annotator(i: int, session_key: str, base: str, deadline: float, stats:
         base_url=base, cookie_jar=jar, connector=connector, timeout=aiohttp.ClientTimeout(total=30.0)
     ) as client:
         stats.logged_in += 1
+        if stagger:
+            await asyncio.sleep(min(rng.uniform(0, stagger), max(0.0, deadline - time.monotonic())))
         while time.monotonic() < deadline:
             started = time.perf_counter()
             try:
@@ -563,7 +579,7 @@ async def annotator(i: int, session_key: str, base: str, deadline: float, stats:
                 stats.retries += 1
                 await asyncio.sleep(0.2)
             if think:
-                await asyncio.sleep(rng.uniform(0, think))
+                await asyncio.sleep(min(rng.uniform(think_min, think), max(0.0, deadline - time.monotonic())))
 
 
 async def run_annotators(base: str, sessions: list[str], duration: float, **kwargs) -> Stats:

@@ -10,6 +10,7 @@ exactly once and that no item exceeded its redundancy. Exit status 1 when an inv
 
     .venv/bin/python benchmarks/load_test.py --users 50 --duration 60
     .venv/bin/python benchmarks/load_test.py --users 200 --duration 60 --json-out test-output/load-200.json
+    .venv/bin/python benchmarks/load_test.py --users 50 --duration 300 --reading 60   # people reading a minute per item
 """
 from __future__ import annotations
 
@@ -50,7 +51,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--keep-alive", type=int, default=2, help="gunicorn keep-alive seconds (0: a connection per request)")
     parser.add_argument("--redundancy", type=int, default=5, help="annotations per item")
     parser.add_argument("--documents", type=int, default=None, help="use only the first N items (default: all)")
-    parser.add_argument("--think", type=float, default=0.2, help="max pause between items, seconds")
+    parser.add_argument("--think", type=float, default=0.2, help="max pause between items, seconds (0.2: a bot)")
+    parser.add_argument(
+        "--reading", type=float, default=None, metavar="SECONDS",
+        help="model people reading: each annotator pauses 0.75-1.25 times SECONDS after each item (e.g. 60) and starts "
+             "within the first SECONDS; replaces --think",
+    )
     parser.add_argument("--double-click", type=float, default=0.05, help="share of submits sent twice at once")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--port", type=int, default=0, help="gunicorn port (default: a free one)")
@@ -59,6 +65,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if not 1 <= args.users <= 2000 or not 1 <= args.duration <= 600:
         parser.error("--users must be 1..2000 and --duration 1..600 seconds")
     return args
+
+
+def think_times(args: argparse.Namespace) -> dict[str, float]:
+    """The annotators' pauses: up to ``--think`` between items, or ``--reading`` seconds give or take a quarter."""
+    if args.reading:
+        return {"think_min": 0.75 * args.reading, "think": 1.25 * args.reading, "stagger": args.reading}
+    return {"think": args.think}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             stats = asyncio.run(
                 run_annotators(
                     f"http://{HOST}:{port}", sessions, args.duration,
-                    think=args.think, double_click=args.double_click, retries=3, seed=args.seed,
+                    **think_times(args), double_click=args.double_click, retries=3, seed=args.seed,
                 )
             )
         elapsed = time.monotonic() - started
@@ -81,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     accepted = len(stats.acknowledged)
     results = {
         "users": args.users,
+        "pause_between_items_s": think_times(args),
         "duration_s": round(elapsed, 1),
         "gunicorn": f"{args.gunicorn_workers} {args.worker_class} workers" + (f" x {args.threads} threads" if args.worker_class == "gthread" else ""),
         "cpus": os.cpu_count(),
