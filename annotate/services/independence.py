@@ -27,8 +27,9 @@ and was not paid out yet is moved into held decisions (reversal entries), releas
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 
 from annotate.models import (
@@ -73,12 +74,31 @@ class PairStats:
 
 
 def cohen_kappa(pairs: list[tuple[bool, bool]]) -> float | None:
-    """Cohen's kappa of two raters' yes/no labels; None when chance agreement is certain (no variation)."""
-    n = len(pairs)
+    """Cohen's kappa of two raters' yes/no labels; None when chance agreement is certain (no variation).
+
+    Examples
+    --------
+    >>> cohen_kappa([(True, True), (False, False), (True, False), (False, False)])
+    0.5
+    """
+    return kappa_from_counts(len(pairs), sum(a == b for a, b in pairs), sum(a for a, _ in pairs), sum(b for _, b in pairs))
+
+
+def kappa_from_counts(n: int, agree: int, yes_first: int, yes_second: int) -> float | None:
+    """Cohen's kappa of two raters' yes/no labels from their counts: ``n`` pairs, ``agree`` of them equal,
+    ``yes_first`` and ``yes_second`` the yeses of each; None when chance agreement is certain.
+
+    Examples
+    --------
+    >>> kappa_from_counts(4, 3, 2, 1)
+    0.5
+    >>> kappa_from_counts(3, 3, 3, 3) is None
+    True
+    """
     if n == 0:
         return None
-    observed = sum(a == b for a, b in pairs) / n
-    pa, pb = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
+    observed = agree / n
+    pa, pb = yes_first / n, yes_second / n
     expected = pa * pb + (1 - pa) * (1 - pb)
     if pa in (0.0, 1.0) or pb in (0.0, 1.0) or expected >= 1:
         return None
@@ -91,29 +111,67 @@ def _non_control(queryset):
     return queryset.exclude(Exists(gold))
 
 
+def _pairs_sql() -> str:
+    """One query comparing a worker with each of several others on the items both submitted in a campaign:
+    per partner, the shared items, who submitted each later, and on their shared non-control sentences the
+    counts kappa, identical answers (label and the same set of categories) and identical times rest on."""
+    assignment, item = Assignment._meta.db_table, Assignment._meta.get_field("item").related_model._meta.db_table
+    judgement, gold = SentenceJudgement._meta.db_table, GoldLabel._meta.db_table
+    return f"""
+        WITH mine AS (
+            SELECT a.id, a.item_id, a.submitted_at FROM {assignment} a JOIN {item} i ON i.id = a.item_id
+            WHERE a.worker_id = %(me)s AND a.status = %(submitted)s AND i.campaign_id = %(campaign)s),
+        shared AS (
+            SELECT o.worker_id AS partner, m.id AS mine_id, o.id AS theirs_id, m.submitted_at AS mine_at, o.submitted_at AS theirs_at
+            FROM {assignment} o JOIN mine m ON m.item_id = o.item_id
+            WHERE o.worker_id = ANY(%(partners)s) AND o.status = %(submitted)s),
+        items AS (
+            SELECT partner, COUNT(*) AS shared_items, COUNT(*) FILTER (WHERE mine_at > theirs_at) AS mine_after,
+                   COUNT(*) FILTER (WHERE theirs_at > mine_at) AS theirs_after
+            FROM shared GROUP BY partner),
+        sentences AS (
+            SELECT s.partner, COUNT(*) AS n, COUNT(*) FILTER (WHERE jm.factual = jt.factual) AS agree,
+                   COUNT(*) FILTER (WHERE jm.factual) AS mine_yes, COUNT(*) FILTER (WHERE jt.factual) AS theirs_yes,
+                   COUNT(*) FILTER (WHERE jm.factual = jt.factual
+                                    AND COALESCE(jm.categories, '[]') @> COALESCE(jt.categories, '[]')
+                                    AND COALESCE(jt.categories, '[]') @> COALESCE(jm.categories, '[]')) AS identical,
+                   COUNT(*) FILTER (WHERE jm.lead_time_seconds = jt.lead_time_seconds) AS same_times
+            FROM shared s
+            JOIN {judgement} jm ON jm.assignment_id = s.mine_id AND jm.worker_id = %(me)s
+            JOIN {judgement} jt ON jt.assignment_id = s.theirs_id AND jt.worker_id = s.partner
+                               AND jt.summary_id = jm.summary_id AND jt.sentence_index = jm.sentence_index
+            WHERE NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.summary_id = jm.summary_id AND g.sentence_index = jm.sentence_index)
+            GROUP BY s.partner)
+        SELECT i.partner, i.shared_items, i.mine_after, i.theirs_after, COALESCE(s.n, 0), COALESCE(s.agree, 0),
+               COALESCE(s.mine_yes, 0), COALESCE(s.theirs_yes, 0), COALESCE(s.identical, 0), COALESCE(s.same_times, 0)
+        FROM items i LEFT JOIN sentences s ON s.partner = i.partner"""
+
+
+def pairs_stats(campaign: Campaign, me: int, partners: list[int]) -> dict[int, PairStats]:
+    """Compare worker ``me`` with each of ``partners`` on the items both submitted in ``campaign`` (``me``
+    first in each :class:`PairStats`); partners without a shared item are left out. One query, counted by
+    the database: it runs in every submission, and a pair's shared history grows with each item."""
+    if not partners:
+        return {}
+    params = {"me": me, "partners": list(partners), "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk}
+    with connection.cursor() as cursor:
+        cursor.execute(_pairs_sql(), params)
+        rows = cursor.fetchall()
+    return {
+        partner: PairStats(
+            shared_items=items, shared_sentences=n, identical=identical, same_times=same_times,
+            kappa=kappa_from_counts(n, agree, mine_yes, theirs_yes), first_after_second=mine_after, second_after_first=theirs_after,
+        )
+        for partner, items, mine_after, theirs_after, n, agree, mine_yes, theirs_yes, identical, same_times in rows
+    }
+
+
 def pair_stats(campaign: Campaign, first_id: int, second_id: int) -> PairStats:
     """Compare two workers on the items both submitted in ``campaign``."""
-    submitted = Assignment.objects.filter(item__campaign=campaign, status=AssignmentStatus.SUBMITTED)
-    first = dict(submitted.filter(worker_id=first_id).values_list("item_id", "submitted_at"))
-    second = dict(submitted.filter(worker_id=second_id, item_id__in=list(first)).values_list("item_id", "submitted_at"))
-    shared = list(second)
-    answers: dict[int, dict[tuple[int, int], tuple[bool, frozenset, float | None]]] = {first_id: {}, second_id: {}}
-    rows = _non_control(SentenceJudgement.objects.filter(
-        worker_id__in=[first_id, second_id], assignment__item_id__in=shared, assignment__status=AssignmentStatus.SUBMITTED,
-    )).values_list("worker_id", "summary_id", "sentence_index", "factual", "categories", "lead_time_seconds")
-    for worker_id, summary_id, index, factual, categories, seconds in rows:
-        answers[worker_id][(summary_id, index)] = (factual, frozenset(categories or []), seconds)
-    both = sorted(set(answers[first_id]) & set(answers[second_id]))
-    a, b = answers[first_id], answers[second_id]
-    return PairStats(
-        shared_items=len(shared),
-        shared_sentences=len(both),
-        identical=sum(a[k][:2] == b[k][:2] for k in both),
-        same_times=sum(a[k][2] is not None and a[k][2] == b[k][2] for k in both),
-        kappa=cohen_kappa([(a[k][0], b[k][0]) for k in both]),
-        first_after_second=sum(first[i] > second[i] for i in shared if first[i] and second[i]),
-        second_after_first=sum(second[i] > first[i] for i in shared if first[i] and second[i]),
-    )
+    return pairs_stats(campaign, first_id, [second_id]).get(second_id, NOTHING_SHARED)
+
+
+NOTHING_SHARED = PairStats(shared_items=0, shared_sentences=0, identical=0, same_times=0, kappa=None, first_after_second=0, second_after_first=0)
 
 
 def campaign_baseline_kappa(campaign: Campaign, exclude: set[int]) -> float | None:
@@ -168,9 +226,11 @@ def review_pairs(participation: Participation, assignment: Assignment) -> list[C
         .exclude(worker_id=me).values_list("worker_id", flat=True)
     )
     stored: list[CopyFlag] = []
-    for partner in partners:
+    for partner, mine_first in pairs_stats(campaign, me, list(partners)).items():
         a, b = min(me, partner), max(me, partner)
-        stats = pair_stats(campaign, a, b)
+        stats = mine_first if a == me else replace(
+            mine_first, first_after_second=mine_first.second_after_first, second_after_first=mine_first.first_after_second,
+        )
         if (stats.shared_items < MIN_SHARED_ITEMS or stats.shared_sentences < MIN_SHARED_SENTENCES or stats.kappa is None
                 or stats.kappa < KAPPA_FLAG or stats.identical < IDENTICAL_FLAG * stats.shared_sentences):
             continue
