@@ -221,18 +221,25 @@ def prepare_entity_pools(documents: Sequence[Document], *, seed: int = 0, checkp
     return len(changed)
 
 
-def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
-    """Two entities of the article and one absent entity of the same kind as one of them (random per
-    worker among what the article allows); None when the article has no such pair."""
-    pool = entity_pool(document)
-    text, lower_text = document.text, document.text.lower()
-    # Names as the reader sees them: an option in the article is written there so (case and all), one that is
-    # not is nowhere in it (pools stored before these rules are filtered the same way).
+def usable_pool(text: str, pool: dict[str, dict[str, list[str]]]) -> dict[str, dict[str, list[str]]]:
+    """The names of an entity pool (:func:`entity_pool`) a reader can be asked about, by kind: present ones as
+    ``text`` (the article) writes them, case and all, absent ones nowhere in it (pools stored before these
+    rules are filtered the same way). Kept in the document's prepared page, so a claim does no filtering."""
+    lower_text = text.lower()
     present = {k: [n for n in _recognisable_names(names, text) if n in text and _fits_kind(n, k)]
                for k, names in pool["present"].items() if k in ENTITY_KINDS}
     absent = {k: [n for n in _recognisable_names(names, text) if n.lower() not in lower_text and _fits_kind(n, k)]
               for k, names in pool["absent"].items() if k in ENTITY_KINDS}
-    present = {k: names for k, names in present.items() if names}
+    return {"present": {k: names for k, names in present.items() if names}, "absent": absent}
+
+
+def _typed_entity_question(document: Document, rng: random.Random, usable: dict | None = None) -> dict[str, Any] | None:
+    """Two entities of the article and one absent entity of the same kind as one of them (random per
+    worker among what the article allows); None when the article has no such pair. ``usable``: the
+    document's :func:`usable_pool` when the caller has it."""
+    if usable is None:
+        usable = usable_pool(document.text, entity_pool(document))
+    present, absent = usable["present"], usable["absent"]
     kinds = sorted(k for k in present if absent.get(k))
     if not kinds:
         return None
@@ -253,13 +260,13 @@ def _typed_entity_question(document: Document, rng: random.Random) -> dict[str, 
     return {"options": options, "answer": options.index(negative)}
 
 
-def entity_question(document: Document, rng: random.Random) -> dict[str, Any] | None:
+def entity_question(document: Document, rng: random.Random, usable: dict | None = None) -> dict[str, Any] | None:
     """Three options, two entities from the article and one that is not in it; None when impossible.
 
     Named entities of the same kinds first (:func:`_typed_entity_question`); articles without a usable
     pair fall back to the imported entity list and negative entity.
     """
-    typed = _typed_entity_question(document, rng)
+    typed = _typed_entity_question(document, rng, usable)
     if typed is not None:
         return typed
     text = document.text.lower()

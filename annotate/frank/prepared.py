@@ -22,18 +22,19 @@ from typing import Any
 from django.db import transaction
 
 from annotate import presentation
+from annotate.frank import entities, relevance
 from annotate.frank import page as page_rules
-from annotate.frank import relevance
-from annotate.frank.entities import campaign_common_words, entity_pool, prepare_entity_pools
+from annotate.frank.entities import campaign_common_words, entity_pool, prepare_entity_pools, usable_pool
 from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
 from annotate.nlp import split_sentences
+from annotate.services import overlap
 from annotate.services.control_items import record_overlaps
 
 logger = logging.getLogger("factlab.frank.prepared")
 
 #: The code whose output is stored: a change to any of these files makes every stored page stale.
 VERSION = hashlib.sha1(
-    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation))
+    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation, overlap, entities))
     + Path(__file__).read_bytes() + Path(__file__).with_name("traps.py").read_bytes()
 ).hexdigest()[:16]
 #: Relevance rankings are kept this long (``Campaign.relevant_sentences_k`` is at most 20).
@@ -64,11 +65,18 @@ def compute_page(
     # relevance rule ignores, so its ranking is that of the detokenised trap.
     queries = [s for shown in shown_summaries for s in shown] + [presentation.detokenize(t.text) for t in traps]
     rankings = iter(relevance.relevant_sentences(shown_article, queries, MAX_RANKING))
+    # What a script computes from the page, per sentence (kept with each layout: services/predictable_answers),
+    # computed here once rather than in every claim: a sentence's features do not depend on its neighbours.
     summary_rows = [
-        {"id": sid, "raw": raw, "shown": shown, "ranking": [next(rankings) for _ in shown]}
+        {"id": sid, "raw": raw, "shown": shown, "ranking": [next(rankings) for _ in shown],
+         "features": overlap.sentence_page_features(raw, shown_article)}
         for (sid, raw), shown in zip(summaries, shown_summaries)
     ]
-    trap_rows = [{"id": t.pk, "text": t.text, "edited": t.code != "F0", "ranking": next(rankings)} for t in traps]
+    trap_rows = [
+        {"id": t.pk, "text": t.text, "edited": t.code != "F0", "ranking": next(rankings),
+         "features": overlap.sentence_page_features([t.text], shown_article)[0]}
+        for t in traps
+    ]
     # Every sentence a trap can be compared with on a page: the summaries' and the other traps'.
     targets = sorted({s for _, raw in summaries for s in raw} | {t.text for t in traps})
     similarity = {
@@ -133,12 +141,13 @@ def prepare_documents(
         for document in documents:
             if checkpoint:
                 checkpoint()
-            entity_pool(document)  # stored already after prepare_entity_pools; computed alone otherwise
+            pool = entity_pool(document)  # stored already after prepare_entity_pools; computed alone otherwise
             _ensure_traps(document, by_document[document.pk], bump_edits.get(document.pk, ()))
             summaries = [(s.pk, summary_sentences(s)) for s in task_summaries(by_document[document.pk])]
             article = document.sentences or split_sentences(document.text)
             # Retired traps (weight 0: taken from an edit no longer accepted) are no longer shown.
             data = compute_page(article, summaries, list(document.traps.filter(weight__gt=0).order_by("id")), common)
+            data["entity_pool"] = usable_pool(document.text, pool)  # the reading check's names, filtered once
             rows.append(DocumentPage(document=document, version=VERSION, data=data))
         # The traps' word overlap with the article, kept with them: the quality score is balanced within its bands.
         record_overlaps(documents[0].campaign, ids)

@@ -62,7 +62,6 @@ from annotate.services.errors import (
     InvalidSubmission,
 )
 from annotate.services.gold import SentenceGold, campaign_has_checks
-from annotate.services.overlap import sentence_page_features
 from taxonomies.frank import (
     BY_CODE,
     CATEGORIES,
@@ -237,20 +236,19 @@ def build_layout(document: Document, trap_rate: float, rng: random.Random, place
         [s["raw"] for s in summaries], [(t["id"], t["text"], t["edited"]) for t in traps], slots, placement,
         similarity_of=similarity_lookup(page),
     ) if slots else {}
-    trap_text = {t["id"]: t["text"] for t in traps}
+    trap_features = {t["id"]: t["features"] for t in traps}
     rows = []
     for p, summary in enumerate(summaries):
         trap_id, at = trap_of.get(p, (None, None))
         row = {"summary": summary["id"], "sentences": len(summary["raw"]) - (trap_id is not None), "trap": trap_id}
-        shown = list(summary["raw"])
+        # What a script computes from the page, per shown sentence (never sent: the page shows the text itself).
+        row["features"] = list(summary["features"])
         if trap_id is not None:
             row["trap_at"] = at
-            shown[at] = trap_text[trap_id]
-        # What a script computes from the page, per shown sentence (never sent: the page shows the text itself).
-        row["features"] = sentence_page_features(shown, page["article"])
+            row["features"][at] = trap_features[trap_id]
         rows.append(row)
     rng.shuffle(rows)
-    return {"summaries": rows, "entity": entity_question(document, rng)}
+    return {"summaries": rows, "entity": entity_question(document, rng, page["entity_pool"])}
 
 
 def item_placement(item_id: int) -> random.Random:
