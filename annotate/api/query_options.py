@@ -118,7 +118,9 @@ class StrictQueryOptionsMiddleware:
 
     def process_view(self, request: HttpRequest, view_func, view_args, view_kwargs):
         view_class = getattr(view_func, "cls", None)
-        if not request.GET or view_class is None or not view_class.__module__.startswith("annotate.api."):
+        # The REST API's views live in an app's ``api`` package (annotate.api, metrics_service.api, ...); the
+        # schema and docs views and the HTML pages take options of their own.
+        if not request.GET or view_class is None or view_class.__module__.split(".")[1:2] != ["api"]:
             return None
         problem = query_option_problems(view_class, request.GET)
         if problem is None:
