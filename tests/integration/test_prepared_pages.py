@@ -15,6 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotate.frank import prepared
+from annotate.frank.entities import entity_pool, entity_question, usable_pool
 from annotate.frank.protocol import (
     _task_page_data_from_database,
     build_layout,
@@ -31,6 +32,7 @@ from annotate.models import (
     Trap,
 )
 from annotate.services.imports import import_dataset
+from annotate.services.overlap import sentence_page_features
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
@@ -92,6 +94,30 @@ def test_prepared_page_shows_exactly_what_the_database_path_shows(settings):
                 assert fast == slow
                 checked += 1
     assert checked == 180
+
+
+def test_a_claim_copies_the_page_features_and_reading_check_names_the_page_keeps(settings):
+    """The features and reading-check names kept in a prepared page are those computed from the sentences
+    the layout shows (a trap in place of a summary sentence) and from the article's entity pool."""
+    campaign = imported_subset(settings)
+    trapped = 0
+    for item in campaign.items.select_related("document")[:15]:
+        document = item.document
+        page = prepared.prepared_page(document)
+        assert page["entity_pool"] == usable_pool(document.text, entity_pool(document))
+        raw = {s["id"]: s["raw"] for s in page["summaries"]}
+        trap_text = {t["id"]: t["text"] for t in page["traps"]}
+        for seed in range(2):
+            layout = build_layout(document, 1.0, random.Random(seed))
+            for row in layout["summaries"]:
+                shown = list(raw[row["summary"]])
+                if row["trap"] is not None:
+                    shown[row["trap_at"]] = trap_text[row["trap"]]
+                    trapped += 1
+                assert row["features"] == sentence_page_features(shown, page["article"])
+            # The same question as filtering the pool in the claim would ask, for the same worker's random source.
+            assert entity_question(document, random.Random(seed), page["entity_pool"]) == entity_question(document, random.Random(seed))
+    assert trapped > 10
 
 
 def test_stale_or_missing_pages_are_prepared_on_the_first_claim():
