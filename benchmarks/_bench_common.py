@@ -380,35 +380,79 @@ class Gunicorn:
 
 class CpuMeter:
     """CPU seconds used during a run by the web server's workers, PostgreSQL's processes and this process
-    (the simulated annotators): what one item cycle costs, and so how many the machine's cores allow."""
+    (the simulated annotators): what one item cycle costs, and so how many the machine's cores allow.
 
-    def __init__(self, server: Gunicorn):
-        self.server = server
+    With ``database``, PostgreSQL's share is that of the server processes connected to it (sampled every
+    ``interval`` seconds, so that a connection closed during the run still counts up to its last sample):
+    on a machine shared with other work, every PostgreSQL process's time is mostly other people's queries."""
+
+    def __init__(self, server: Gunicorn, database: str | None = None, interval: float = 0.5):
+        self.server, self.database, self.interval = server, database, interval
+        self._backends: dict[int, list[float]] = {}  # pid -> [CPU at first sight (0 if started in the run), latest]
+        self._stop = None
+
+    @staticmethod
+    def _cpu(processes) -> float:
+        import psutil
+
+        total = 0.0
+        for process in processes:
+            try:
+                times = process.cpu_times()
+                total += times.user + times.system
+            except psutil.Error:  # ended meanwhile
+                pass
+        return total
+
+    def _postgres(self) -> list:
+        import psutil
+
+        found = []
+        for process in psutil.process_iter(["name", "cmdline"]):
+            if not (process.info["name"] or "").startswith("postgres"):
+                continue
+            if self.database is None or f" {self.database} " in " ".join(process.info["cmdline"] or []) + " ":
+                found.append(process)
+        return found
+
+    def _sample_backends(self, *, first: bool = False) -> None:
+        for process in self._postgres():
+            cpu = self._cpu([process])
+            seen = self._backends.setdefault(process.pid, [cpu if first else 0.0, cpu])
+            seen[1] = max(seen[1], cpu)
 
     def _sample(self) -> dict[str, float]:
         import psutil
 
-        def cpu(processes) -> float:
-            total = 0.0
-            for process in processes:
-                try:
-                    times = process.cpu_times()
-                    total += times.user + times.system
-                except psutil.Error:
-                    pass
-            return total
-
         workers = [psutil.Process(pid) for pid in self.server.worker_pids()]
-        postgres = [p for p in psutil.process_iter(["name"]) if (p.info["name"] or "").startswith("postgres")]
-        return {"web_workers": cpu(workers), "postgres": cpu(postgres), "load_generator": cpu([psutil.Process()])}
+        if self.database is None:
+            postgres = self._cpu(self._postgres())
+        else:
+            self._sample_backends()
+            postgres = sum(last - first for first, last in self._backends.values())
+        return {"web_workers": self._cpu(workers), "postgres": postgres, "load_generator": self._cpu([psutil.Process()])}
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.interval):
+            self._sample_backends()
 
     def __enter__(self) -> Self:
+        import threading
+
+        if self.database is not None:
+            self._sample_backends(first=True)
+            self._stop = threading.Event()
+            self._watcher = threading.Thread(target=self._watch, daemon=True)
+            self._watcher.start()
         self.start = self._sample()
         self.started = time.monotonic()
         return self
 
     def __exit__(self, *exc) -> None:
         end = self._sample()
+        if self._stop is not None:
+            self._stop.set()
+            self._watcher.join(timeout=5)
         self.wall = time.monotonic() - self.started
         self.used = {k: round(end[k] - self.start[k], 2) for k in end}
 

@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     log_path = Path(tempfile.mkstemp(prefix="factlab-gunicorn-", suffix=".log")[1])
     with Gunicorn(env, port=port, workers=args.gunicorn_workers, threads=args.threads, log_path=log_path, worker_class=args.worker_class, keep_alive=args.keep_alive) as server:
         started = time.monotonic()
-        with CpuMeter(server) as cpu:
+        with CpuMeter(server, database=args.database) as cpu:
             stats = asyncio.run(
                 run_annotators(
                     f"http://{HOST}:{port}", sessions, args.duration,
