@@ -128,10 +128,16 @@ class ReportSection:
     #: The agreement statistic's name and value (None when too few answers overlap to compute it).
     agreement_statistic: str = ""
     agreement: float | None = None
+    #: The protocol's own analyses, JSON-ready (e.g. detectors measured against its answers); given as they
+    #: are by the API and ``manage.py report --json``, left out when empty.
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"title": self.title, "counts": dict(self.counts),
-                "agreement": {"statistic": self.agreement_statistic, "value": self.agreement}}
+        out = {"title": self.title, "counts": dict(self.counts),
+               "agreement": {"statistic": self.agreement_statistic, "value": self.agreement}}
+        if self.details:
+            out["details"] = dict(self.details)
+        return out
 
 
 @dataclass(frozen=True)
@@ -344,6 +350,14 @@ class Protocol(ABC):
     def answer_rows(self, campaign: Campaign, kind: str, export_filters: ExportFilters,
                     name: Callable[[int | None], str | None]) -> Iterable[dict[str, Any]]:
         """The rows of one of ``answer_row_kinds`` (``name`` turns a worker id into the export's worker name)."""
+        return ()
+
+    def layout_rows(self, campaign: Campaign, kind: str, export_filters: ExportFilters,
+                    name: Callable[[int | None], str | None], base: dict[str, Any], *, chunk_size: int) -> Iterable[dict[str, Any]]:
+        """The rows of one of the published row kinds that answers fill (``annotate.exporters.tabular.LAYOUT_ANSWER_KINDS``:
+        FRANK's judgements, BUMP's edits), each ``base`` (every export column) updated with the row's cells;
+        default: none (the kind stays empty in this protocol's campaigns). A new protocol adds its own kinds
+        through ``answer_row_kinds`` instead: these keep their columns and place for the published layout."""
         return ()
 
     def report_sections(self, campaign: Campaign) -> list[ReportSection]:

@@ -204,7 +204,11 @@ class SpansProtocol(Protocol):
         return exporter.rows(campaign, name)
 
     def report_sections(self, campaign: Campaign) -> list[ReportSection]:
-        from .report import human_agreement
+        from .report import human_agreement, span_report
 
         counts, alpha = human_agreement(campaign)
-        return [ReportSection("Typed error spans", counts, "Krippendorff's alpha (nominal, per word, over the types)", alpha)]
+        # The report is built by a worker, so the word-level analyses (unified types per system category and
+        # dataset, detectors' AUC per type with their intervals) come with it rather than only from span_report.
+        full = span_report(campaign)
+        details = {key: full[key] for key in ("agreement", "unified_types", "detectors") if key in full}
+        return [ReportSection("Typed error spans", counts, "Krippendorff's alpha (nominal, per word, over the types)", alpha, details)]

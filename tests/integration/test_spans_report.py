@@ -84,5 +84,14 @@ def test_word_level_detection_per_type_matches_scikit_learn(tiny_seq2seq_dir, ti
     by_category = section["unified_types"]["by_system_category"]
     assert by_category["SOTA"]["counts"]["extrinsic_np"] >= 2 and by_category["OLD"]["n"] == 1
 
+    # The campaign's report (API, manage.py report --json) carries the same analyses in its protocol section.
+    from metrics_service.report import build_report
+
+    reported = build_report(campaign)["sections"][0]["details"]
+    for detector in ("coco_token", "minicheck_sentence"):
+        for target in (*UNIFIED_TYPES, "any_error"):
+            assert reported["detectors"][detector][target]["auc"] == section["detectors"][detector][target]["auc"]
+    assert reported["unified_types"] == section["unified_types"]
+
     call_command("span_report", "report-spans", "--resamples", "50")
     assert '"coco_token"' in capsys.readouterr().out
