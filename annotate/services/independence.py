@@ -27,6 +27,7 @@ and was not paid out yet is moved into held decisions (reversal entries), releas
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from django.db import connection
@@ -124,7 +125,8 @@ def _pairs_sql() -> str:
         shared AS (
             SELECT o.worker_id AS partner, m.id AS mine_id, o.id AS theirs_id, m.submitted_at AS mine_at, o.submitted_at AS theirs_at
             FROM {assignment} o JOIN mine m ON m.item_id = o.item_id
-            WHERE o.worker_id = ANY(%(partners)s) AND o.status = %(submitted)s),
+            WHERE o.status = %(submitted)s AND o.worker_id <> %(me)s AND (o.worker_id = ANY(%(partners)s) OR o.worker_id IN (
+                SELECT p.worker_id FROM {assignment} p WHERE p.item_id = %(item)s AND p.status = %(submitted)s))),
         items AS (
             SELECT partner, COUNT(*) AS shared_items, COUNT(*) FILTER (WHERE mine_at > theirs_at) AS mine_after,
                    COUNT(*) FILTER (WHERE theirs_at > mine_at) AS theirs_after
@@ -147,13 +149,14 @@ def _pairs_sql() -> str:
         FROM items i LEFT JOIN sentences s ON s.partner = i.partner"""
 
 
-def pairs_stats(campaign: Campaign, me: int, partners: list[int]) -> dict[int, PairStats]:
-    """Compare worker ``me`` with each of ``partners`` on the items both submitted in ``campaign`` (``me``
-    first in each :class:`PairStats`); partners without a shared item are left out. One query, counted by
-    the database: it runs in every submission, and a pair's shared history grows with each item."""
-    if not partners:
-        return {}
-    params = {"me": me, "partners": list(partners), "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk}
+def pairs_stats(campaign: Campaign, me: int, partners: Sequence[int] = (), *, item_id: int | None = None) -> dict[int, PairStats]:
+    """Compare worker ``me`` with each of ``partners`` and of the other workers who submitted item ``item_id``
+    on the items both submitted in ``campaign`` (``me`` first in each :class:`PairStats`); partners without a
+    shared item are left out. One query, counted by the database: it runs in every submission, and a pair's
+    shared history grows with each item."""
+    params = {
+        "me": me, "partners": list(partners), "item": item_id, "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk,
+    }
     with connection.cursor() as cursor:
         cursor.execute(_pairs_sql(), params)
         rows = cursor.fetchall()
@@ -221,12 +224,8 @@ def review_pairs(participation: Participation, assignment: Assignment) -> list[C
     flags of pairs that agree far beyond independent workers. Returns the flags stored now."""
     campaign = participation.campaign
     me = participation.worker_id
-    partners = (
-        Assignment.objects.filter(item_id=assignment.item_id, status=AssignmentStatus.SUBMITTED)
-        .exclude(worker_id=me).values_list("worker_id", flat=True)
-    )
     stored: list[CopyFlag] = []
-    for partner, mine_first in pairs_stats(campaign, me, list(partners)).items():
+    for partner, mine_first in pairs_stats(campaign, me, item_id=assignment.item_id).items():
         a, b = min(me, partner), max(me, partner)
         stats = mine_first if a == me else replace(
             mine_first, first_after_second=mine_first.second_after_first, second_after_first=mine_first.first_after_second,
