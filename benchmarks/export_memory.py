@@ -39,6 +39,7 @@ from django.contrib.auth import get_user_model
 from annotate.exporters.tabular import batched_lines, csv_lines, iter_rows, jsonl_lines
 from annotate.frank.exporter import stream_frank_zip
 from annotate.models import Campaign, Document, SentenceJudgement, Summary, Worker
+from annotate.protocols import layout_row_owners
 
 SLUG = "bench-export-memory"
 SENTENCES_PER_SUMMARY = 4
@@ -115,8 +116,8 @@ def main() -> None:
 
         results = [
             measure("baseline: list of values() + one string", baseline),
-            measure("jsonl export (streamed)", lambda: consume(batched_lines(jsonl_lines(iter_rows(campaign, kinds=["judgements"]))))),
-            measure("csv export (streamed)", lambda: consume(batched_lines(csv_lines(iter_rows(campaign, kinds=["judgements"]))))),
+            measure("jsonl export (streamed)", lambda: consume(batched_lines(jsonl_lines(iter_rows(campaign, layout_row_owners(), kinds=["judgements"]))))),
+            measure("csv export (streamed)", lambda: consume(batched_lines(csv_lines(iter_rows(campaign, layout_row_owners(), kinds=["judgements"]))))),
             measure("frank zip export (streamed)", lambda: consume(stream_frank_zip(campaign))),
         ]
     finally:

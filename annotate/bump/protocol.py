@@ -255,6 +255,13 @@ class _BumpProtocol(SentenceGold, Protocol):
         pairs = ({k: v for k, v in r.items() if k != "scores"} | r["scores"] for r in iter_bump_records(campaign))
         return [Table("pairs", pairs, "BUMP's task format: one row per minimal pair, scores as <Metric>_reference/_edited columns")]
 
+    layout_row_kinds: ClassVar[tuple[str, ...]] = ("edits",)
+
+    def layout_rows(self, campaign: Campaign, kind: str, export_filters, name, base: dict[str, Any], *, chunk_size: int):
+        from annotate.bump.rows import edit_rows
+
+        return edit_rows(campaign, export_filters, name, base, chunk_size=chunk_size)
+
     def prepare_assignment(self, assignment: Assignment) -> None:
         assignment.checkpoint_code = new_checkpoint_code()
         assignment.layout = {"checkpoint": True}

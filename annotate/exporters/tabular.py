@@ -8,22 +8,20 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from annotate.aggregation import frank_scores
 from annotate.models import (
     Campaign,
-    Edit,
     JudgementSource,
     MetricScore,
     Participation,
     SentenceJudgement,
-    SentenceLabel,
     Summary,
 )
 from annotate.safe_csv import SafeCsvWriter
@@ -31,7 +29,14 @@ from annotate.safe_csv import SafeCsvWriter
 from .pseudonyms import WorkerNamer
 
 CHUNK_SIZE = 2000
+#: The published row kinds, in this order, in every campaign's export (an empty kind still has its CSV header and
+#: its line in the Parquet card).
 ROW_KINDS = ("judgements", "edits", "scores", "summaries")
+#: Those of them a protocol's answers fill (FRANK's sentence judgements, BUMP's edits): the protocol that declares
+#: the kind (``Protocol.layout_row_kinds``) yields its rows, in a campaign of any kind, since a campaign may hold
+#: data of another protocol's format. Their columns stay in :data:`COLUMNS` so that the published CSV header and
+#: Parquet schemas keep their order.
+LAYOUT_ANSWER_KINDS = ("judgements", "edits")
 WORKER_STATUSES = ("any", "active", "blocked")
 #: Whose sentence judgements an export holds: people's (default), model annotators' (LLMs doing the task), or both.
 ANNOTATORS = ("human", "model", "all")
@@ -53,13 +58,6 @@ COLUMNS: tuple[str, ...] = (
     # Summary rows: what a researcher needs to recompute the report's figures from the file alone.
     "summary_role", "summary_text", "human_factuality", "human_scores", "unified_types", "unified_types_source",
 )
-# Judgement-row columns read from the stored SentenceLabel of the judged sentence.
-LABEL_FIELDS = {
-    "label_method": "method", "label_factual": "factual", "label_posterior": "posterior", "label_low": "posterior_low",
-    "label_high": "posterior_high", "label_categories": "categories", "label_categories_posterior": "categories_posterior",
-    "label_categories_low": "categories_low", "label_categories_high": "categories_high", "label_difficulty": "difficulty",
-}
-
 
 @dataclass(frozen=True)
 class ExportFilters:
@@ -80,6 +78,14 @@ class ExportFilters:
     annotators: str = "human"
 
 
+class LayoutRows(Protocol):
+    """What the exporter asks of the protocol owning a row kind (``annotate.protocols.base.Protocol.layout_rows``),
+    named by its shape: the protocols import this module, not the other way round."""
+
+    def layout_rows(self, campaign: Campaign, kind: str, export_filters: ExportFilters,
+                    name: Callable[[int | None], str | None], base: dict[str, Any], *, chunk_size: int) -> Iterable[dict[str, Any]]: ...
+
+
 def filter_by_document(queryset: QuerySet, filters: ExportFilters, prefix: str) -> QuerySet:
     """Apply split/dataset filters to ``queryset`` whose document is reached through ``prefix`` (e.g. ``summary__document``; empty for documents)."""
     lead = f"{prefix}__" if prefix else ""
@@ -87,6 +93,14 @@ def filter_by_document(queryset: QuerySet, filters: ExportFilters, prefix: str) 
         queryset = queryset.filter(**{f"{lead}split": filters.split})
     if filters.dataset is not None:
         queryset = queryset.filter(**{f"{lead}dataset": filters.dataset})
+    return queryset
+
+
+def filter_by_summary(queryset: QuerySet, filters: ExportFilters, summary: str) -> QuerySet:
+    """Apply split/dataset/system filters to rows whose summary is reached through ``summary`` (e.g. ``source_summary``)."""
+    queryset = filter_by_document(queryset, filters, f"{summary}__document")
+    if filters.system is not None:
+        queryset = queryset.filter(**{f"{summary}__system": filters.system})
     return queryset
 
 
@@ -117,28 +131,14 @@ def filter_by_worker_and_date(queryset: QuerySet, campaign: Campaign, filters: E
 def campaign_judgements(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
     """The campaign's sentence judgements (never trap answers) matching ``filters``."""
     filters = filters or ExportFilters()
-    queryset = filter_by_annotators(SentenceJudgement.objects.filter(summary__document__campaign=campaign), filters.annotators)
-    queryset = filter_by_document(queryset, filters, "summary__document")
-    if filters.system is not None:
-        queryset = queryset.filter(summary__system=filters.system)
-    return filter_by_worker_and_date(queryset, campaign, filters)
-
-
-def campaign_edits(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
-    filters = filters or ExportFilters()
-    queryset = Edit.objects.filter(source_summary__document__campaign=campaign)
-    queryset = filter_by_document(queryset, filters, "source_summary__document")
-    if filters.system is not None:
-        queryset = queryset.filter(source_summary__system=filters.system)
+    judgements = filter_by_annotators(SentenceJudgement.objects.filter(summary__document__campaign=campaign), filters.annotators)
+    queryset = filter_by_summary(judgements, filters, "summary")
     return filter_by_worker_and_date(queryset, campaign, filters)
 
 
 def campaign_scores(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
     filters = filters or ExportFilters()
-    queryset = MetricScore.objects.filter(summary__document__campaign=campaign)
-    queryset = filter_by_document(queryset, filters, "summary__document")
-    if filters.system is not None:
-        queryset = queryset.filter(summary__system=filters.system)
+    queryset = filter_by_summary(MetricScore.objects.filter(summary__document__campaign=campaign), filters, "summary")
     if filters.since is not None:
         queryset = queryset.filter(created_at__gte=filters.since)
     if filters.until is not None:
@@ -146,15 +146,17 @@ def campaign_scores(campaign: Campaign, filters: ExportFilters | None = None) ->
     return queryset
 
 
-def _iso(value: datetime | None) -> str:
+def iso_time(value: datetime | None) -> str:
     return value.isoformat() if value is not None else ""
 
 
 def iter_rows(
-    campaign: Campaign, filters: ExportFilters | None = None, *, kinds: Iterable[str] = ROW_KINDS,
+    campaign: Campaign, owners: Mapping[str, LayoutRows], filters: ExportFilters | None = None, *, kinds: Iterable[str] = ROW_KINDS,
     reveal_workers: bool = False, chunk_size: int = CHUNK_SIZE,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one dict per judgement, edit and metric score (in that order), keyed by :data:`COLUMNS`."""
+    """Yield one dict per judgement, edit, metric score and summary (in that order), keyed by :data:`COLUMNS`;
+    ``owners`` (``annotate.protocols.layout_row_owners()``): the protocol that yields each of :data:`LAYOUT_ANSWER_KINDS`
+    (a kind no protocol owns stays empty)."""
     filters = filters or ExportFilters()
     kinds = set(kinds)
     unknown = kinds - set(ROW_KINDS)
@@ -162,46 +164,9 @@ def iter_rows(
         raise ValueError(f"unknown row kind(s) {', '.join(sorted(unknown))}; expected {', '.join(ROW_KINDS)}")
     name = WorkerNamer(campaign.pk, reveal=reveal_workers)
     base = dict.fromkeys(COLUMNS, None)
-    if "judgements" in kinds:
-        label = SentenceLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index"))
-        ability = Participation.objects.filter(worker_id=OuterRef("worker_id"), campaign=campaign).values("label_ability")[:1]
-        rows = campaign_judgements(campaign, filters).order_by("id").annotate(
-            **{column: Subquery(label.values(field)[:1]) for column, field in LABEL_FIELDS.items()},
-            worker_ability=Subquery(ability),
-        ).values(
-            "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
-            "summary__document__split", "sentence_index", "worker_id", "factual", "categories", "lead_time_seconds",
-            "source", "created_at", "worker_ability", *LABEL_FIELDS,
-        )
-        for r in rows.iterator(chunk_size=chunk_size):
-            yield {
-                **base, "record_type": "judgement", "campaign": campaign.slug,
-                "document_id": r["summary__document__external_id"], "dataset": r["summary__document__dataset"],
-                "split": r["summary__document__split"], "summary_id": r["summary_id"], "system": r["summary__system"],
-                "sentence_index": r["sentence_index"], "worker": name(r["worker_id"]), "factual": r["factual"],
-                "categories": list(r["categories"] or []), "lead_time_seconds": r["lead_time_seconds"],
-                "source": r["source"], "created_at": _iso(r["created_at"]),
-                **{column: r[column] for column in LABEL_FIELDS}, "worker_ability": r["worker_ability"],
-            }
-    if "edits" in kinds:
-        rows = campaign_edits(campaign, filters).order_by("id").values(
-            "source_summary_id", "source_summary__system", "source_summary__document__external_id",
-            "source_summary__document__dataset", "source_summary__document__split", "worker_id", "requested_error_type",
-            "corrected_error_type", "is_not_applicable", "edited_summary_id", "text", "word_distance", "review_status",
-            "created_at",
-        )
-        for r in rows.iterator(chunk_size=chunk_size):
-            yield {
-                **base, "record_type": "edit", "campaign": campaign.slug,
-                "document_id": r["source_summary__document__external_id"], "dataset": r["source_summary__document__dataset"],
-                "split": r["source_summary__document__split"], "summary_id": r["source_summary_id"],
-                "system": r["source_summary__system"], "worker": name(r["worker_id"]),
-                "requested_error_type": r["requested_error_type"], "corrected_error_type": r["corrected_error_type"],
-                "not_applicable": r["is_not_applicable"], "edited_summary_id": r["edited_summary_id"], "edit_text": r["text"],
-                "word_distance": r["word_distance"], "review_status": r["review_status"], "source": "collected",
-                "created_at": _iso(r["created_at"]),
-            }
-        yield from imported_pair_rows(campaign, filters, base, chunk_size=chunk_size)
+    for kind in LAYOUT_ANSWER_KINDS:
+        if kind in kinds and kind in owners:
+            yield from owners[kind].layout_rows(campaign, kind, filters, name, base, chunk_size=chunk_size)
     if "scores" in kinds:
         rows = campaign_scores(campaign, filters).order_by("id").values(
             "summary_id", "summary__system", "summary__document__external_id", "summary__document__dataset",
@@ -219,7 +184,7 @@ def iter_rows(
                 "document_id": r["summary__document__external_id"], "dataset": r["summary__document__dataset"],
                 "split": r["summary__document__split"], "summary_id": r["summary_id"], "system": r["summary__system"],
                 "metric": r["metric"], "config_key": r["config_key"], "value": r["value"], "source": r["source"],
-                "direction": directions[key], "created_at": _iso(r["created_at"]),
+                "direction": directions[key], "created_at": iso_time(r["created_at"]),
             }
     if "summaries" in kinds:
         yield from summary_rows(campaign, filters, base, chunk_size=chunk_size)
@@ -312,40 +277,6 @@ def summary_rows(
                 "human_factuality": scores.get("Factuality"), "human_scores": scores or None,
                 "unified_types": types, "unified_types_source": types_source,
             }
-
-
-def imported_pairs(campaign: Campaign, filters: ExportFilters | None = None) -> QuerySet:
-    """Edited summaries that came with an import (a BUMP file), not from an edit collected here."""
-    filters = filters or ExportFilters()
-    queryset = Summary.objects.filter(document__campaign=campaign, edited_from__isnull=False, edit_record__isnull=True)
-    queryset = filter_by_document(queryset, filters, "document")
-    if filters.system is not None:
-        queryset = queryset.filter(edited_from__system=filters.system)
-    if filters.worker_status == "blocked":
-        return queryset.none()  # no worker made them
-    if filters.since is not None:
-        queryset = queryset.filter(created_at__gte=filters.since)
-    if filters.until is not None:
-        queryset = queryset.filter(created_at__lte=filters.until)
-    return queryset
-
-
-def imported_pair_rows(
-    campaign: Campaign, filters: ExportFilters, base: dict[str, Any], *, chunk_size: int = CHUNK_SIZE
-) -> Iterator[dict[str, Any]]:
-    """``edit`` rows with ``source=imported`` for imported minimal pairs (no worker, no review of ours)."""
-    rows = imported_pairs(campaign, filters).order_by("id").values(
-        "id", "edited_from_id", "edited_from__system", "document__external_id", "document__dataset", "document__split",
-        "requested_error_type", "corrected_error_type", "text", "created_at",
-    )
-    for r in rows.iterator(chunk_size=chunk_size):
-        yield {
-            **base, "record_type": "edit", "campaign": campaign.slug, "document_id": r["document__external_id"],
-            "dataset": r["document__dataset"], "split": r["document__split"], "summary_id": r["edited_from_id"],
-            "system": r["edited_from__system"], "requested_error_type": r["requested_error_type"],
-            "corrected_error_type": r["corrected_error_type"], "not_applicable": False, "edited_summary_id": r["id"],
-            "edit_text": r["text"], "source": "imported", "created_at": _iso(r["created_at"]),
-        }
 
 
 def jsonl_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:

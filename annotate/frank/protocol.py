@@ -424,6 +424,14 @@ class FrankProtocol(SentenceGold, Protocol):
             "FRANK's human_annotations.json: one row per summary, with its summary_id and the dataset named as in every other table",
         )]
 
+    layout_row_kinds: ClassVar[tuple[str, ...]] = ("judgements",)
+
+    def layout_rows(self, campaign: Campaign, kind: str, export_filters: ExportFilters, name, base: dict[str, Any], *,
+                    chunk_size: int):
+        from annotate.frank.rows import judgement_rows
+
+        return judgement_rows(campaign, export_filters, name, base, chunk_size=chunk_size)
+
     def prepare_campaign(self, campaign, *, only_missing: bool = True, progress=None, checkpoint=None) -> int:
         from annotate.frank.prepared import prepare_campaign
 

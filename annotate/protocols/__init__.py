@@ -88,6 +88,16 @@ def answer_row_kinds() -> tuple[str, ...]:
     return tuple(dict.fromkeys(name for p in all_protocols() for name in p.answer_row_kinds))
 
 
+def layout_row_owners() -> dict[str, Protocol]:
+    """Each published row kind that answers fill (``annotate.exporters.tabular.LAYOUT_ANSWER_KINDS``) -> the first
+    registered protocol declaring it in ``layout_row_kinds`` (kinds of one family share their answers' rows)."""
+    owners: dict[str, Protocol] = {}
+    for protocol in all_protocols():
+        for kind in protocol.layout_row_kinds:
+            owners.setdefault(kind, protocol)
+    return owners
+
+
 def answer_columns(kind: str) -> tuple[str, ...]:
     """The columns a campaign kind's answer rows add to the shared ones, in the protocol's order."""
     return tuple(dict.fromkeys(column for rows in protocol_for(kind).answer_row_kinds.values() for column in rows.columns))
@@ -95,5 +105,5 @@ def answer_columns(kind: str) -> tuple[str, ...]:
 
 __all__ = [
     "PROTOCOLS", "AnswerRows", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "ReportSection",
-    "SubmissionResult", "TaskPage", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "protocol_for", "protocol_url_modules",
+    "SubmissionResult", "TaskPage", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "layout_row_owners", "protocol_for", "protocol_url_modules",
 ]

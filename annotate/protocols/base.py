@@ -352,12 +352,15 @@ class Protocol(ABC):
         """The rows of one of ``answer_row_kinds`` (``name`` turns a worker id into the export's worker name)."""
         return ()
 
+    #: Published row kinds this protocol's answers fill (``annotate.exporters.tabular.LAYOUT_ANSWER_KINDS``: FRANK's
+    #: judgements, BUMP's edits), in every campaign holding such answers. A new protocol adds its own kinds through
+    #: ``answer_row_kinds`` instead: these keep the columns and place the published layout gave them.
+    layout_row_kinds: ClassVar[tuple[str, ...]] = ()
+
     def layout_rows(self, campaign: Campaign, kind: str, export_filters: ExportFilters,
                     name: Callable[[int | None], str | None], base: dict[str, Any], *, chunk_size: int) -> Iterable[dict[str, Any]]:
-        """The rows of one of the published row kinds that answers fill (``annotate.exporters.tabular.LAYOUT_ANSWER_KINDS``:
-        FRANK's judgements, BUMP's edits), each ``base`` (every export column) updated with the row's cells;
-        default: none (the kind stays empty in this protocol's campaigns). A new protocol adds its own kinds
-        through ``answer_row_kinds`` instead: these keep their columns and place for the published layout."""
+        """The rows of one of ``layout_row_kinds`` in ``campaign``, each ``base`` (every export column) updated
+        with the row's cells (``name`` turns a worker id into the export's worker name)."""
         return ()
 
     def report_sections(self, campaign: Campaign) -> list[ReportSection]:

@@ -19,7 +19,7 @@ from annotate.api.views.base import SLUG, CampaignScoped
 from annotate.exporters.pseudonyms import WorkerNamer
 from annotate.exporters.tabular import COLUMNS, ROW_KINDS, ExportFilters, batched_lines, csv_lines, iter_rows, jsonl_lines
 from annotate.models import Campaign
-from annotate.protocols import Protocol, answer_columns, format_misfit, protocol_for
+from annotate.protocols import Protocol, answer_columns, format_misfit, layout_row_owners, protocol_for
 
 if TYPE_CHECKING:
     from annotate.exporters.parquet import Table
@@ -113,7 +113,7 @@ def _answer_rows(campaign: Campaign, protocol: Protocol, export_filters: ExportF
 
 def _rows(campaign: Campaign, protocol: Protocol, export_filters: ExportFilters, kinds, reveal: bool):
     """The jsonl/csv rows: the shared kinds asked for, then the protocol's answer rows asked for."""
-    yield from iter_rows(campaign, export_filters, kinds=[kind for kind in kinds if kind in ROW_KINDS], reveal_workers=reveal)
+    yield from iter_rows(campaign, layout_row_owners(), export_filters, kinds=[kind for kind in kinds if kind in ROW_KINDS], reveal_workers=reveal)
     for kind in protocol.answer_row_kinds:
         if kind in kinds:
             yield from _answer_rows(campaign, protocol, export_filters, kind, reveal)
@@ -129,7 +129,7 @@ def _parquet_tables(campaign: Campaign, protocol: Protocol, export_filters: Expo
         "summaries": "one row per summary: text, role, human scores as the report uses them, unified error types",
     }
     tables = [
-        Table(kind, iter_rows(campaign, export_filters, kinds=[kind], reveal_workers=reveal), descriptions[kind], row_schema(kind))
+        Table(kind, iter_rows(campaign, layout_row_owners(), export_filters, kinds=[kind], reveal_workers=reveal), descriptions[kind], row_schema(kind))
         for kind in ROW_KINDS if kind in kinds
     ]
     tables += [
