@@ -21,6 +21,10 @@ protocol (``pay_hold_reason``, ``pay_deferral``); holds and releases are theirs.
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
+from django.db.models import Sum
+
 from annotate.bump.models import Edit
 from annotate.models import (
     Assignment,
@@ -28,10 +32,15 @@ from annotate.models import (
     BonusEntry,
     Participation,
     PayDecision,
+    PayDecisionKind,
     ReviewStatus,
 )
 from annotate.nlp import count_sentences_by_punctuation
-from annotate.services.pay_rules import DEFERRED_PAY_PREFIX, settle_deferred_pay
+from annotate.services.ledger import add_ledger_entry
+from annotate.services.pay_rules import DEFERRED_PAY_PREFIX, record_pay_decision, settle_deferred_pay
+
+EDIT_BONUS_PREFIX = "edit-bonus"
+HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
 
 #: Items before the share of N/A answers can hold the pay.
 NA_MIN_ITEMS = 5
@@ -117,3 +126,58 @@ def settle_edit_pay(edit: Edit) -> None:
         return
     owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
     settle_deferred_pay(participation, edit.assignment, owed=owed)
+
+
+def settle_edit_bonus(edit: Edit) -> Decimal:
+    """Bring the ledger in line with an edit's review: ``bonus_per_item`` owed while the edit is accepted or
+    corrected, nothing otherwise (pending, rejected, N/A). Returns the amount appended (0 when in line).
+
+    Called with the edit locked by the review; the worker's participation is locked here, so a release
+    (``annotate.services.pay_rules.release_held_pay``) and a review never settle the same edit at once. Entries are only appended
+    (a reversal cancels an earlier bonus). While the worker's pay is held, an amount owed is recorded as
+    held instead (:class:`~annotate.models.PayDecision`), and settled again on release.
+    """
+    assignment = edit.assignment
+    if assignment is None or edit.worker_id is None:
+        return Decimal(0)
+    participation = (
+        Participation.objects.select_for_update().select_related("campaign")
+        .filter(worker_id=edit.worker_id, campaign_id=assignment.item.campaign_id).first()
+    )
+    if participation is None:
+        return Decimal(0)
+    return _settle_edit_bonus(edit, participation)
+
+
+def _settle_edit_bonus(edit: Edit, participation: Participation) -> Decimal:
+    """:func:`settle_edit_bonus` with the participation locked by the caller."""
+    campaign = participation.campaign
+    owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
+    entries = BonusEntry.objects.filter(key__startswith=f"{EDIT_BONUS_PREFIX}:{edit.pk}:")
+    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal(0)
+    delta = (campaign.bonus_per_item if owed else Decimal(0)) - current
+    if delta == 0:
+        return delta
+    if delta > 0 and participation.pay_held:
+        holds = list(PayDecision.objects.filter(key__startswith=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:").values_list("key", flat=True))
+        released = set(PayDecision.objects.filter(key__in=[f"released:{k}" for k in holds]).values_list("key", flat=True))
+        if all(f"released:{k}" in released for k in holds):  # held once per hold: a re-accepted edit is not held twice
+            record_pay_decision(participation, edit.assignment, key=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:{len(holds)}", kind=PayDecisionKind.HELD,
+                    amount=delta, reason=f"edit bonus held for review: {participation.pay_held_reason or 'pay held for review'}")
+        return Decimal(0)
+    reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
+    add_ledger_entry(
+        key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=edit.assignment,
+        amount=delta, reason=reason, reversal=delta < 0,
+    )
+    return delta
+
+
+def release_held_edit_bonuses(participation: Participation, keys: list[str]) -> Decimal:
+    """Settle the edit bonuses held under ``keys`` (``held-edit-bonus:<edit>:<n>``) from the reviews as they stand,
+    the participation locked by the release; returns the amount added."""
+    edit_ids = {int(key.split(":")[1]) for key in keys}
+    released = Decimal(0)
+    for edit in Edit.objects.filter(pk__in=edit_ids).select_related("assignment__item__campaign").order_by("pk"):
+        released += _settle_edit_bonus(edit, participation)
+    return released

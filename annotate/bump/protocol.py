@@ -12,6 +12,7 @@ import logging
 import random
 import secrets
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any, ClassVar
 
 from django.conf import settings
@@ -192,7 +193,7 @@ class _BumpProtocol(SentenceGold, Protocol):
         "max_edit_distance": 6,
     }
     export_formats: ClassVar[Mapping[str, str]] = {"bump": "BUMP's minimal pairs"}
-    # An edit's bonus waits for its expert review (``annotate.services.pay_rules.settle_edit_bonus``).
+    # An edit's bonus waits for its expert review (``annotate.bump.pay.settle_edit_bonus``).
     bonus_at_submission = False
     labels_sentences = False  # its items are edits: no sentence labels for adaptive redundancy to stop on
 
@@ -216,6 +217,11 @@ class _BumpProtocol(SentenceGold, Protocol):
 
     def pay_deferral(self, participation: Participation, assignment: Assignment) -> str | None:
         return bump_pay.pay_deferral(participation, assignment)
+
+    held_bonus_prefix = bump_pay.HELD_EDIT_BONUS_PREFIX
+
+    def release_held_bonuses(self, participation: Participation, keys: list[str]) -> Decimal:
+        return bump_pay.release_held_edit_bonuses(participation, keys)
 
     def order_candidates(self, worker, campaign: Campaign, candidates, window: int) -> list[Item]:
         # BUMP spreads a summary's edits over different workers: from a wider window, summaries the worker has

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from annotate.bump import edits
 from annotate.bump.models import Edit
-from annotate.bump.pay import settle_edit_pay
+from annotate.bump.pay import settle_edit_bonus, settle_edit_pay
 from annotate.bump.protocol import (
     create_edited_summary,
     edit_problems,
@@ -27,7 +27,6 @@ from annotate.models import (
 )
 from annotate.roles import REVIEWER_GROUP, can_review, make_reviewer
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
-from annotate.services.pay_rules import settle_edit_bonus
 from taxonomies import bump as bump_taxonomy
 
 REVIEW_ACTIONS = ("accept", "correct", "reject")
@@ -87,7 +86,7 @@ def review_edit(edit_id: int, reviewer, action: str, *, campaign_id: int, correc
 
     The edited summary's ``corrected_error_type`` follows, so exports and statistics see the reviewed type.
     A decision may be changed or undone later (the last one counts); the edit's bonus follows it
-    (:func:`annotate.services.pay_rules.settle_edit_bonus`). Only an edit of ``campaign_id`` is decided, and
+    (:func:`annotate.bump.pay.settle_edit_bonus`). Only an edit of ``campaign_id`` is decided, and
     never by the worker who made it. N/A records cannot be reviewed this way: their expert item is
     completed with :func:`complete_expert_item`.
     """

@@ -10,6 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from annotate.models import (
@@ -263,6 +264,16 @@ class Protocol(ABC):
         """Why the pay per item of this submission waits for a later decision on the work (the protocol then
         settles it with ``annotate.services.pay_rules.settle_deferred_pay``), or None: paid at submission."""
         return None
+
+    #: Key prefix of the pay decisions holding a bonus this protocol settles itself (after a review) while the
+    #: worker's pay is held; "" when it has none. A release hands those keys to ``release_held_bonuses``.
+    held_bonus_prefix: ClassVar[str] = ""
+
+    def release_held_bonuses(self, participation: Participation, keys: list[str]) -> Decimal:
+        """Settle the bonuses held under ``held_bonus_prefix`` (``keys``, in hold order) now that the worker's pay
+        is released (``annotate.services.pay_rules.release_held_pay``, the participation locked); returns the
+        amount added to the ledger."""
+        return Decimal(0)
 
     # ------------------------------------------------------------------ gold and quality
     # Control items, the balanced quality score, blocking, pay holds and bonuses are shared; they ask the

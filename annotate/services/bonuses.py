@@ -6,7 +6,7 @@ conditions and the hold of a consistently fast worker's pay: ``services/pay_rule
 more for every ``bonus_streak_size`` such items, decided with the score at the time of submission (the
 ledger entry is written then and never revisited, so a later change of the score changes nothing).
 BUMP edits earn ``bonus_per_item`` only once expert review accepts or corrects them
-(:func:`~annotate.services.pay_rules.settle_edit_bonus`, held like any pay while the worker's pay is held);
+(``annotate.bump.pay.settle_edit_bonus``, held like any pay while the worker's pay is held);
 a changed or undone decision appends a reversing entry. The base pay per item
 is recorded in the same ledger at submission (reason "pay per item").
 """

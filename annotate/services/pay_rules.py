@@ -23,9 +23,10 @@ Decided once, at submission, from facts the worker cannot forge:
 * **held: answers a page feature predicts** (one threshold on the word overlap, the sentence length, ...)
   almost perfectly, even where the rule contradicts the known labels: a page rule, not a reader
   (:mod:`annotate.services.predictable_answers`), held for an admin's review with that evidence;
-* **an edit's bonus** (BUMP) is owed while expert review accepts or corrects the edit
-  (:func:`settle_edit_bonus`); while the worker's pay is held it is recorded as held, and a release settles
-  it from the review as it stands then.
+* **a bonus the protocol settles later** (BUMP's edit bonus, owed while expert review accepts or corrects
+  the edit: ``annotate.bump.pay.settle_edit_bonus``) is recorded as held while the worker's pay is held
+  (under the protocol's ``held_bonus_prefix``), and a release hands it back to the protocol
+  (``release_held_bonuses``), which settles it as the work stands then.
 
 Money owed is only in the append-only :class:`~annotate.models.BonusEntry` ledger; every amount not paid,
 and every release, is an append-only :class:`~annotate.models.PayDecision` with its reason.
@@ -42,11 +43,9 @@ from django.utils import timezone
 from annotate.models import (
     Assignment,
     BonusEntry,
-    Edit,
     Participation,
     PayDecision,
     PayDecisionKind,
-    ReviewStatus,
 )
 from annotate.protocols import protocol_for
 
@@ -58,8 +57,6 @@ from .participation import screened_out_by_reading_check
 from .predictable_answers import predictable_answers_hold
 from .quality import describe_recent, worker_quality, worker_recent_quality
 
-EDIT_BONUS_PREFIX = "edit-bonus"
-HELD_EDIT_BONUS_PREFIX = f"held-{EDIT_BONUS_PREFIX}"
 #: Pay per item a protocol settles from a later decision on the work (a BUMP edit's review): ``defer_pay``.
 DEFERRED_PAY_PREFIX = "deferred-pay"
 #: Pay of an item submitted before the worker's score existed: held, then paid or refused by the score.
@@ -79,7 +76,7 @@ class Verdict:
         return not self.held and self.bonus_refusal is None
 
 
-def _record(participation: Participation, assignment: Assignment | None, *, key: str, kind: str, amount: Decimal, reason: str, user=None) -> bool:
+def record_pay_decision(participation: Participation, assignment: Assignment | None, *, key: str, kind: str, amount: Decimal, reason: str, user=None) -> bool:
     """Append one decision; False (nothing written) when one with this key exists."""
     try:
         with transaction.atomic():
@@ -212,11 +209,11 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
     if hold is None and not paid_before and bonus_now and campaign_has_checks(campaign):
         if not score_exists(participation, assignment):
             if campaign.pay_per_item > 0:
-                _record(participation, assignment, key=f"{PENDING_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
+                record_pay_decision(participation, assignment, key=f"{PENDING_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
                         amount=campaign.pay_per_item,
                         reason="pay per item held until the worker's quality score exists (paid then, refused if blocked)")
             if refusal is not None and campaign.bonus_per_item > 0:
-                _record(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
+                record_pay_decision(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
                         amount=campaign.bonus_per_item, reason=refusal)
             return Verdict(held=True, bonus_refusal=refusal, score=score)
         settle_pending_pay(participation)
@@ -225,13 +222,13 @@ def judge_submission(participation: Participation, assignment: Assignment) -> Ve
             now = timezone.now()
             Participation.objects.filter(pk=participation.pk).update(pay_held=True, pay_held_reason=hold[:300], pay_held_at=now)
             participation.pay_held, participation.pay_held_reason, participation.pay_held_at = True, hold[:300], now
-        _record(participation, assignment, key=f"held-pay:{assignment.pk}", kind=PayDecisionKind.HELD,
+        record_pay_decision(participation, assignment, key=f"held-pay:{assignment.pk}", kind=PayDecisionKind.HELD,
                 amount=campaign.pay_per_item, reason=f"pay per item held for review: {hold}")
         if bonus_now and refusal is None and campaign.bonus_per_item > 0:
-            _record(participation, assignment, key=f"held-bonus:{assignment.pk}", kind=PayDecisionKind.HELD,
+            record_pay_decision(participation, assignment, key=f"held-bonus:{assignment.pk}", kind=PayDecisionKind.HELD,
                     amount=campaign.bonus_per_item, reason=f"item bonus held for review: {hold}")
     if refusal is not None and campaign.bonus_per_item > 0:
-        _record(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
+        record_pay_decision(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
                 amount=campaign.bonus_per_item, reason=refusal)
     return Verdict(held=hold is not None, bonus_refusal=refusal, score=score)
 
@@ -240,7 +237,7 @@ def refuse_pay_of_blocking_submission(participation: Participation, assignment: 
     """The submission that got its worker blocked is not paid (neither pay nor bonus): recorded with the reason."""
     campaign = participation.campaign
     amount = campaign.pay_per_item + (campaign.bonus_per_item if protocol_for(campaign.kind).bonus_at_submission else Decimal(0))
-    _record(participation, assignment, key=f"blocked:{assignment.pk}", kind=PayDecisionKind.REFUSED, amount=amount,
+    record_pay_decision(participation, assignment, key=f"blocked:{assignment.pk}", kind=PayDecisionKind.REFUSED, amount=amount,
             reason=f"not paid: this submission got the worker blocked ({block_reason})")
     settle_pending_pay(participation, refuse=f"the worker was blocked ({block_reason})")
 
@@ -257,16 +254,17 @@ def release_held_pay(participation: Participation, *, user=None, note: str = "")
         held = PayDecision.objects.filter(worker_id=locked.worker_id, campaign_id=locked.campaign_id, kind=PayDecisionKind.HELD).exclude(
             key__startswith=f"{DEFERRED_PAY_PREFIX}:")  # deferred pay waits for its own decision (settle_deferred_pay)
         who = getattr(user, "username", "") or "an admin"
-        held_edits: set[int] = set()
+        protocol = protocol_for(locked.campaign.kind)
+        held_bonuses: list[str] = []
         for decision in held.select_related("assignment"):
             if decision.key.startswith(f"{PENDING_PAY_PREFIX}:") and PayDecision.objects.filter(key=f"refused:{decision.key}").exists():
                 continue  # refused when the worker was blocked: no hold left to release
             reason = f"released by {who} after review" + (f": {note}" if note else "")
-            if not _record(locked, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
+            if not record_pay_decision(locked, decision.assignment, key=f"released:{decision.key}", kind=PayDecisionKind.RELEASED,
                            amount=decision.amount, reason=reason, user=user):
                 continue  # released before
-            if decision.key.startswith(f"{HELD_EDIT_BONUS_PREFIX}:"):
-                held_edits.add(int(decision.key.split(":")[1]))
+            if protocol.held_bonus_prefix and decision.key.startswith(f"{protocol.held_bonus_prefix}:"):
+                held_bonuses.append(decision.key)  # the protocol settles its own bonus again (it may no longer be owed)
                 continue
             if add_ledger_entry(key=f"released:{decision.key}", participation=locked, assignment=decision.assignment,
                                 amount=decision.amount, reason=f"released after review ({decision.key.split(':')[0]})"):
@@ -274,61 +272,16 @@ def release_held_pay(participation: Participation, *, user=None, note: str = "")
         locked.pay_held, locked.pay_held_reason, locked.pay_held_at = False, "", None
         locked.released_items, locked.released_too_fast_items = locked.items_submitted, locked.too_fast_items
         locked.save(update_fields=["pay_held", "pay_held_reason", "pay_held_at", "released_items", "released_too_fast_items"])
-        for edit in Edit.objects.filter(pk__in=held_edits).select_related("assignment__item__campaign").order_by("pk"):
-            released += _settle_edit_bonus(edit, locked)
+        if held_bonuses:
+            released += protocol.release_held_bonuses(locked, held_bonuses)
     participation.refresh_from_db()
     return released
-
-
-def settle_edit_bonus(edit: Edit) -> Decimal:
-    """Bring the ledger in line with an edit's review: ``bonus_per_item`` owed while the edit is accepted or
-    corrected, nothing otherwise (pending, rejected, N/A). Returns the amount appended (0 when in line).
-
-    Called with the edit locked by the review; the worker's participation is locked here, so a release
-    (:func:`release_held_pay`) and a review never settle the same edit at once. Entries are only appended
-    (a reversal cancels an earlier bonus). While the worker's pay is held, an amount owed is recorded as
-    held instead (:class:`~annotate.models.PayDecision`), and settled again on release.
-    """
-    assignment = edit.assignment
-    if assignment is None or edit.worker_id is None:
-        return Decimal(0)
-    participation = (
-        Participation.objects.select_for_update().select_related("campaign")
-        .filter(worker_id=edit.worker_id, campaign_id=assignment.item.campaign_id).first()
-    )
-    if participation is None:
-        return Decimal(0)
-    return _settle_edit_bonus(edit, participation)
-
-
-def _settle_edit_bonus(edit: Edit, participation: Participation) -> Decimal:
-    """:func:`settle_edit_bonus` with the participation locked by the caller."""
-    campaign = participation.campaign
-    owed = edit.review_status in (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED) and not edit.is_not_applicable
-    entries = BonusEntry.objects.filter(key__startswith=f"{EDIT_BONUS_PREFIX}:{edit.pk}:")
-    current = entries.aggregate(total=Sum("amount"))["total"] or Decimal(0)
-    delta = (campaign.bonus_per_item if owed else Decimal(0)) - current
-    if delta == 0:
-        return delta
-    if delta > 0 and participation.pay_held:
-        holds = list(PayDecision.objects.filter(key__startswith=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:").values_list("key", flat=True))
-        released = set(PayDecision.objects.filter(key__in=[f"released:{k}" for k in holds]).values_list("key", flat=True))
-        if all(f"released:{k}" in released for k in holds):  # held once per hold: a re-accepted edit is not held twice
-            _record(participation, edit.assignment, key=f"{HELD_EDIT_BONUS_PREFIX}:{edit.pk}:{len(holds)}", kind=PayDecisionKind.HELD,
-                    amount=delta, reason=f"edit bonus held for review: {participation.pay_held_reason or 'pay held for review'}")
-        return Decimal(0)
-    reason = "edit accepted in review" if delta > 0 else "edit bonus reversed: review decision changed"
-    add_ledger_entry(
-        key=f"{EDIT_BONUS_PREFIX}:{edit.pk}:{entries.count()}", participation=participation, assignment=edit.assignment,
-        amount=delta, reason=reason, reversal=delta < 0,
-    )
-    return delta
 
 
 def defer_pay(participation: Participation, assignment: Assignment, reason: str) -> None:
     """The pay per item of ``assignment`` waits for a later decision on the work (the protocol's
     ``pay_deferral``): recorded as held with the reason, and neither paid nor released with a hold's release."""
-    _record(participation, assignment, key=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
+    record_pay_decision(participation, assignment, key=f"{DEFERRED_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
             amount=participation.campaign.pay_per_item, reason=f"pay per item waits for review: {reason}")
 
 
