@@ -33,6 +33,16 @@ def _celery_eager_unless_real_worker(request):
     app.conf.task_always_eager = previous
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty Django cache (its own Redis database, never the broker's): tests that reset
+    sequences give their rows the ids earlier tests' rows had, and what those left in the cache under an id
+    (stored reports, bonus evidence, queued-refit marks) must not be read as theirs."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def frank_dir() -> Path:
     assert FRANK_DIR.is_dir(), f"shared FRANK data missing at {FRANK_DIR}"

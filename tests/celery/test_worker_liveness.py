@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from urllib.parse import urlparse
 
 import psutil
 import pytest
@@ -78,7 +79,8 @@ def done(worker: CeleryWorker, task_id: str) -> bool:
 
 def kill_broker_connections(pid: int) -> int:
     """End the worker's Redis connections from the server side (as a Redis restart or a proxy would)."""
-    ports = {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp") if c.raddr and c.raddr.port == 6379}
+    redis_port = urlparse(redis_url(DB)).port or 6379
+    ports = {c.laddr.port for c in psutil.Process(pid).net_connections(kind="tcp") if c.raddr and c.raddr.port == redis_port}
     server = redis.Redis.from_url(redis_url(DB))
     ids = [c["id"] for c in server.client_list() if int(c["addr"].rsplit(":", 1)[1]) in ports]
     for client_id in ids:
