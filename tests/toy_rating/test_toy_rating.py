@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db.models import Count
 from django.urls import reverse
+from django.utils.html import escape
 from rest_framework.test import APIClient
 
 from annotate.models import Assignment, AssignmentStatus, BonusEntry, Campaign, Item, Participation, PayDecision, Worker
@@ -79,7 +80,8 @@ def test_a_rating_campaign_runs_import_claim_page_submit_gold_pay_export_and_rep
     assert page.status_code == 200, page.content[:500]
     html = page.content.decode()
     assignment = Assignment.objects.get(worker=alice)
-    assert assignment.item.summary.text in html and 'name="rating" value="5"' in html
+    # The page escapes the text as HTML ("Harlow's" is written Harlow&#x27;s).
+    assert escape(assignment.item.summary.text) in html and 'name="rating" value="5"' in html
     assert "human_scores" not in html and "gold" not in html.lower()
     data = json.loads(re.search(r'<script id="task-data" type="application/json">(.*?)</script>', html).group(1))
 
