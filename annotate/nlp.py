@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Iterator
 
 from django.core.cache import cache
 
-from annotate.spacy_pipeline import load_pipeline, model_name
+from annotate.spacy_pipeline import SPLIT_DISABLED, load_pipeline, model_name, split_sentences_many
+
+__all__ = ["SPLIT_DISABLED", "count_sentences_by_punctuation", "get_nlp", "load_pipelines", "named_entities",
+           "split_sentences", "split_sentences_many"]
 
 
 def get_nlp(disable: tuple[str, ...] = ("ner", "lemmatizer")):
@@ -24,9 +26,6 @@ def split_sentences(text: str) -> list[str]:
     return next(split_sentences_many([text]))
 
 
-# The parser sets sentence boundaries from tok2vec alone: the tagger and attribute ruler change no split
-# (checked on the FRANK articles) and cost a third of the time.
-SPLIT_DISABLED = ("ner", "lemmatizer", "tagger", "attribute_ruler")
 # Entities (entity questions and pools) need the NER; negated traps need the tagger and parser.
 ENTITIES_DISABLED = ("lemmatizer",)
 TRAPS_DISABLED = ("ner",)
@@ -43,13 +42,6 @@ def load_pipelines() -> None:
     for disabled in (SPLIT_DISABLED, ENTITIES_DISABLED, TRAPS_DISABLED):
         get_nlp(disable=disabled)
     _sentencizer()
-
-
-def split_sentences_many(texts: Iterable[str], batch_size: int = 64) -> Iterator[list[str]]:
-    """Sentence splits of many texts in ``nlp.pipe`` batches (one parse per text given)."""
-    nlp = get_nlp(disable=SPLIT_DISABLED)
-    for doc in nlp.pipe(texts, batch_size=batch_size):
-        yield [s.text.strip() for s in doc.sents if s.text.strip()]
 
 
 @functools.cache

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from annotate import spacy_pipeline
 from annotate.spacy_pipeline import PipelineMissing, load_pipeline
 from metrics_service.errors import ScorerError
 
@@ -36,9 +37,13 @@ def parse_many(texts: list[str], batch_size: int = 32) -> list[Doc]:
 
 def split_sentences(text: str) -> list[str]:
     """The non-empty sentences of ``text`` (spaCy's dependency-parse sentence boundaries)."""
-    return [sent.text.strip() for sent in parse(text).sents if sent.text.strip()]
+    return split_sentences_many([text])[0]
 
 
-def split_sentences_many(texts: list[str], batch_size: int = 32) -> list[list[str]]:
-    """:func:`split_sentences` for many texts."""
-    return [[s.text.strip() for s in doc.sents if s.text.strip()] for doc in parse_many(texts, batch_size)]
+def split_sentences_many(texts: list[str], batch_size: int = 64) -> list[list[str]]:
+    """The sentences of many texts by the one split of both apps (:func:`annotate.spacy_pipeline.split_sentences_many`:
+    the parser without the components a split does not need); a missing model is a :class:`ScorerError`."""
+    try:
+        return list(spacy_pipeline.split_sentences_many(texts, batch_size))
+    except PipelineMissing as exc:
+        raise ScorerError(str(exc)) from exc

@@ -5,6 +5,7 @@ import pytest
 
 from annotate import nlp
 from annotate.spacy_pipeline import DEFAULT_MODEL, PipelineMissing, load_pipeline, model_name
+from metrics_service import text
 from metrics_service.errors import ScorerError
 from metrics_service.text import scoring_pipeline
 
@@ -26,3 +27,20 @@ def test_a_model_that_is_not_installed_is_named_by_both_apps(monkeypatch):
         nlp.get_nlp(disable=nlp.SPLIT_DISABLED)
     with pytest.raises(ScorerError, match="factlab_missing_model"):
         scoring_pipeline()
+    with pytest.raises(ScorerError, match="factlab_missing_model"):
+        text.split_sentences_many(["One sentence."])
+
+
+SAMPLE = ("Gary Locke will be confirmed as Kilmarnock boss on Friday. The club went unbeaten in his first six games. "
+          "\"We are delighted,\" said chairman Jim Mann, 39. He paid tribute to the players... and to the fans! "
+          "Dr. Smith arrived at 5 p.m. in the U.S. capital.")
+
+
+def test_annotators_pages_and_the_scorers_split_sentences_alike_and_as_the_full_parse_does(monkeypatch):
+    monkeypatch.delenv("FACTLAB_SPACY_MODEL", raising=False)
+    full = [s.text.strip() for s in load_pipeline()(SAMPLE).sents if s.text.strip()]
+    assert len(full) >= 4
+    # Without the tagger, attribute ruler, lemmatizer and entity recogniser the parser draws the same boundaries.
+    assert nlp.split_sentences(SAMPLE) == full
+    assert text.split_sentences(SAMPLE) == full
+    assert text.split_sentences_many([SAMPLE, "  ", "Short one."]) == [full, [], ["Short one."]]
