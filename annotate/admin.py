@@ -1,4 +1,5 @@
-"""Django admin for every annotation model: enough to run a campaign before the dashboards exist."""
+"""Django admin for every shared annotation model: enough to run a campaign before the dashboards exist. Each protocol
+app registers its own models in its own ``admin.py`` (e.g. BUMP's edits), which Django finds as it finds this one."""
 from django import forms
 from django.contrib import admin
 from django.db.models import Count, Q, Sum
@@ -195,13 +196,6 @@ class TrapAnswerAdmin(admin.ModelAdmin):
     list_display = ("id", "assignment", "trap", "factual", "correct")
     list_filter = ("correct",)
     raw_id_fields = ("assignment", "trap")
-
-
-@admin.register(models.Edit)
-class EditAdmin(admin.ModelAdmin):
-    list_display = ("id", "source_summary", "worker", "requested_error_type", "is_not_applicable", "word_distance", "review_status", "corrected_error_type")
-    list_filter = ("review_status", "requested_error_type", "is_not_applicable", "hint_disagrees")
-    raw_id_fields = ("assignment", "worker", "source_summary", "edited_summary", "reviewer")
 
 
 @admin.register(models.MetricScore)

@@ -67,8 +67,9 @@ def run(client, slug: str, strategy: str, *, items: int, seconds: float, reviewe
     """One identity working through the task page with ``strategy``; returns what happened."""
     from django.urls import reverse
 
+    from annotate.bump.models import Edit
     from annotate.bump.review import review_edit
-    from annotate.models import Assignment, Edit
+    from annotate.models import Assignment
 
     done, edits, refused, stopped = 0, 0, 0, ""
     replacements = ["Pfizer", "Norway", "Thursday", "teacher", "Glasgow", "October", "engineer"]

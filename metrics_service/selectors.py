@@ -12,22 +12,20 @@ from django.db.models import Count, Max, Q
 from annotate.models import (
     Campaign,
     Document,
-    Edit,
     ExpertLabel,
     JudgementSource,
     MetricScore,
     MetricSource,
-    ReviewStatus,
     SentenceJudgement,
     Summary,
 )
+from annotate.protocols import pair_verdicts, report_records
 from annotate.services.independence import copy_groups
 from taxonomies.frank import CODES, GROUPS, data_file_key
 
 SPLITS = ("all", "valid", "test")
 # Imported metrics are higher-is-better unless named here (case-insensitive): error or distance measures.
 LOWER_IS_BETTER = frozenset({"ter", "wer", "cer", "perplexity", "ppl", "edit_distance"})
-PAIR_STATUSES = (ReviewStatus.ACCEPTED, ReviewStatus.CORRECTED)
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,9 @@ class Filters:
 def campaign_counts(campaign: Campaign, filters: Filters | None = None) -> dict[str, int]:
     """Counts of the campaign's rows the ``filters`` cover (default: all); ``summaries`` excludes references,
     ``edits`` counts edited summaries; ``documents`` with a ``system`` filter: those with a summary by it.
-    ``workers`` and ``judgements`` count people; model annotators' judgements are ``model_judgements``."""
+    ``workers`` and ``judgements`` count people; model annotators' judgements are ``model_judgements``; the
+    protocols' own answer rows follow ``edits`` under their names (``Protocol.report_records``, e.g. BUMP's
+    ``edit_records``)."""
     filters = filters or Filters()
     summaries = Summary.objects.filter(filters.summary_q(), document__campaign=campaign)
     documents = Document.objects.filter(campaign=campaign)
@@ -68,7 +68,7 @@ def campaign_counts(campaign: Campaign, filters: Filters | None = None) -> dict[
         documents = documents.filter(summaries__system=filters.system).distinct()
     all_judgements = SentenceJudgement.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign)
     judgements = all_judgements.exclude(source=JudgementSource.MODEL)  # people's, as every human aggregate
-    return {
+    counts = {
         "documents": documents.count(),
         "summaries": summaries.filter(is_reference=False).count(),
         "systems": summaries.filter(is_reference=False, edited_from__isnull=True).values("system").distinct().count(),
@@ -76,10 +76,12 @@ def campaign_counts(campaign: Campaign, filters: Filters | None = None) -> dict[
         "judgements": judgements.count(),
         "model_judgements": all_judgements.filter(source=JudgementSource.MODEL).count(),
         "edits": summaries.filter(edited_from__isnull=False).count(),
-        "edit_records": Edit.objects.filter(filters.summary_q("source_summary__"), source_summary__document__campaign=campaign).count(),
-        "expert_labels": ExpertLabel.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count(),
-        "metric_scores": MetricScore.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count(),
     }
+    for name, records in report_records(campaign).items():
+        counts[name] = records.rows.filter(filters.summary_q(records.summary_path)).count()
+    counts["expert_labels"] = ExpertLabel.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count()
+    counts["metric_scores"] = MetricScore.objects.filter(filters.summary_q("summary__"), summary__document__campaign=campaign).count()
+    return counts
 
 
 def state_fingerprint(campaign: Campaign) -> tuple:
@@ -89,7 +91,7 @@ def state_fingerprint(campaign: Campaign) -> tuple:
         (Summary.objects.filter(document__campaign=campaign), None),
         (SentenceJudgement.objects.filter(summary__document__campaign=campaign), "created_at"),
         (MetricScore.objects.filter(summary__document__campaign=campaign), "updated_at"),
-        (Edit.objects.filter(source_summary__document__campaign=campaign), "reviewed_at"),
+        *((records.rows, records.changed_at or None) for records in report_records(campaign).values()),
         (ExpertLabel.objects.filter(summary__document__campaign=campaign), "created_at"),
     ]
     for queryset, stamp in queries:
@@ -234,24 +236,24 @@ def scores_frame(campaign: Campaign, metrics: list[str] | None = None) -> tuple[
 def pairs_frame(campaign: Campaign, filters: Filters) -> pd.DataFrame:
     """Minimal pairs ``reference_id, edited_id, error_type``.
 
-    A pair counts when its edit was accepted or type-corrected in review, or when it was imported (an
-    edited summary without an ``Edit`` row). The error type is the review's corrected type, else the
-    summary's corrected type, else the requested type.
+    A pair made here counts once its review accepted it (``Protocol.pair_verdicts``: BUMP's accepted or
+    type-corrected edits); an imported pair (an edited summary no protocol's answers wrote) counts as its source
+    reviewed it. The error type is the review's corrected type, else the summary's corrected type, else the
+    requested type.
     """
     q = Q(document__campaign=campaign, edited_from__isnull=False)
     if filters.dataset:
         q &= Q(document__dataset=filters.dataset)
     if filters.split != "all":
         q &= Q(document__split=filters.split)
-    eligible = Q(edit_record__isnull=True) | Q(edit_record__review_status__in=PAIR_STATUSES)
-    rows = Summary.objects.filter(q).filter(eligible).values_list(
-        "edited_from_id", "id", "edit_record__corrected_error_type", "corrected_error_type", "requested_error_type",
-        "document__external_id", "external_id", "text",
+    verdicts = pair_verdicts(campaign)
+    rows = Summary.objects.filter(q).values_list(
+        "edited_from_id", "id", "corrected_error_type", "requested_error_type", "document__external_id", "external_id", "text",
     )
     # Stable order from the data (document, record id, text), so resampling does not depend on row ids.
     records = sorted(
-        ((str(doc), str(ext), text, ref, edit, review or corrected or requested or "")
-         for ref, edit, review, corrected, requested, doc, ext, text in rows),
+        ((str(doc), str(ext), text, ref, edit, verdicts.get(edit, "") or corrected or requested or "")
+         for ref, edit, corrected, requested, doc, ext, text in rows if verdicts.get(edit, "") is not None),
         key=lambda r: r[:3],
     )
     return pd.DataFrame([r[3:] for r in records], columns=["reference_id", "edited_id", "error_type"])

@@ -13,6 +13,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from annotate.bump.models import Edit
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -20,7 +21,6 @@ from annotate.models import (
     Campaign,
     CampaignKind,
     Document,
-    Edit,
     Item,
     MetricScore,
     Participation,

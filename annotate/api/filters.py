@@ -27,13 +27,11 @@ from annotate.models import (
     Campaign,
     CampaignStatus,
     Document,
-    Edit,
     ImportJob,
     ImportStatus,
     Item,
     MetricScore,
     Participation,
-    ReviewStatus,
     SentenceJudgement,
     Split,
     Summary,
@@ -128,15 +126,16 @@ class UtcIsoDateTimeFilter(df.IsoDateTimeFilter):
     field_class = _UtcIsoDateTimeField
 
 
-class _WorkDoneFilter(df.FilterSet):
-    """Shared filters of rows a worker produced (the queryset carries ``worker_blocked``)."""
+class WorkDoneFilter(df.FilterSet):
+    """Shared filters of rows a worker produced (the queryset carries ``worker_blocked``); protocols' lists of
+    their own rows (BUMP's edits) build on it too."""
 
     worker_status = df.ChoiceFilter(choices=WORKER_STATUS_CHOICES, method=_worker_status, help_text="Exclude or keep only blocked workers' work.")
     created_after = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = UtcIsoDateTimeFilter(field_name="created_at", lookup_expr="lte")
 
 
-class JudgementFilter(_WorkDoneFilter):
+class JudgementFilter(WorkDoneFilter):
     system = df.CharFilter(field_name="summary__system")
     dataset = DatasetFilter(field_name="summary__document__dataset")
     split = df.ChoiceFilter(field_name="summary__document__split", choices=SPLIT_CHOICES)
@@ -157,18 +156,6 @@ class JudgementFilter(_WorkDoneFilter):
     def filter_queryset(self, queryset: QuerySet) -> QuerySet:
         queryset = super().filter_queryset(queryset)
         return filter_by_annotators(queryset, self.form.cleaned_data.get("annotators") or "human")
-
-
-class EditFilter(_WorkDoneFilter):
-    system = df.CharFilter(field_name="source_summary__system")
-    dataset = DatasetFilter(field_name="source_summary__document__dataset")
-    split = df.ChoiceFilter(field_name="source_summary__document__split", choices=SPLIT_CHOICES)
-    review_status = df.ChoiceFilter(choices=ReviewStatus.choices)
-    requested_error_type = df.CharFilter()
-
-    class Meta:
-        model = Edit
-        fields = ["system", "dataset", "split", "review_status", "requested_error_type"]
 
 
 class ScoreFilter(df.FilterSet):
@@ -193,7 +180,7 @@ class ItemFilter(df.FilterSet):
         fields = ["for_experts", "requested_error_type"]
 
 
-class AssignmentFilter(_WorkDoneFilter):
+class AssignmentFilter(WorkDoneFilter):
     status = df.ChoiceFilter(choices=AssignmentStatus.choices)
     worker = IdFilter(field_name="worker_id")
     too_fast = df.BooleanFilter()

@@ -10,6 +10,8 @@ from drf_spectacular.views import (
 )
 from rest_framework.routers import DefaultRouter
 
+from annotate.protocols import protocol_api_url_modules
+
 # schema: its field extensions register on import, before any schema is generated.
 from . import control, schema, views  # noqa: F401
 
@@ -36,7 +38,8 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
     path("campaigns/<slug:slug>/judgements/", views.JudgementList.as_view(), name="campaign-judgements"),
-    path("campaigns/<slug:slug>/edits/", views.EditList.as_view(), name="campaign-edits"),
+    # Each registered protocol's own resources (e.g. BUMP's edits), before the campaign routers' catch-alls.
+    *(path("", include(module)) for module in protocol_api_url_modules()),
     path("campaigns/<slug:slug>/scores/", views.ScoreList.as_view(), name="campaign-scores"),
     path("campaigns/<slug:slug>/assignments/", views.AssignmentList.as_view(), name="campaign-assignments"),
     path("campaigns/<slug:slug>/export/", views.ExportView.as_view(), name="campaign-export"),

@@ -1,4 +1,5 @@
-"""BUMP's answers: a worker's edit of a reference summary (or N/A), with its hints and its expert review.
+"""BUMP's own rows: a worker's edit of a reference summary (or N/A), with its hints and its expert review, and
+the checkpoint code an assignment's instructions show.
 
 The table keeps its first name (``annotate_edit``): the model moved into the BUMP app without moving data.
 """
@@ -8,6 +9,29 @@ from django.conf import settings
 from django.db import models
 
 from annotate.models import Assignment, ReviewStatus, Summary, Worker
+
+
+class Checkpoint(models.Model):
+    """The code shown in the middle of an assignment's instructions, which the worker copies into the submission:
+    drawn when the item is claimed (``BumpProtocol.assignment_claimed``), compared when it is submitted."""
+
+    assignment = models.OneToOneField(Assignment, primary_key=True, on_delete=models.CASCADE, related_name="checkpoint")
+    code = models.CharField(max_length=16)
+
+    class Meta:
+        constraints = [models.CheckConstraint(condition=~models.Q(code=""), name="bump_checkpoint_code_not_empty")]
+
+    def __str__(self) -> str:
+        return f"checkpoint of assignment {self.assignment_id}"
+
+
+def checkpoint_code(assignment: Assignment) -> str:
+    """The assignment's checkpoint code ("" when it has none, which no typed code matches), read from the
+    assignment when it was loaded or claimed with it (``BumpProtocol.assignment_relations``), else one query."""
+    try:
+        return assignment.checkpoint.code
+    except Checkpoint.DoesNotExist:
+        return ""
 
 
 class Edit(models.Model):

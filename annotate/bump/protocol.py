@@ -24,7 +24,8 @@ from annotate.bump import gold as bump_gold
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump.importer import import_bump
-from annotate.bump.models import Edit
+from annotate.bump.models import Checkpoint, Edit, checkpoint_code
+from annotate.bump.selectors import EXPORTABLE_REVIEW
 from annotate.exporters.streams import stream_json_array
 from annotate.importers.sniff import Recognition, Sample
 from annotate.models import (
@@ -42,6 +43,7 @@ from annotate.protocols.base import (
     ExportStream,
     Protocol,
     QualificationForm,
+    ReportRecords,
     SubmissionResult,
     TaskPage,
 )
@@ -102,7 +104,7 @@ def task_page_data(assignment: Assignment) -> dict[str, Any]:
             "code": requested.code, "name": requested.name, "description": requested.description,
             "example": requested.example_edit, "explanation": requested.explanation,
         },
-        "checkpoint_code": assignment.checkpoint_code,
+        "checkpoint_code": checkpoint_code(assignment),
         "max_edit_distance": item.campaign.max_edit_distance,
     }
 
@@ -170,6 +172,7 @@ def recognize_bump(sample: Sample) -> Recognition | None:
 class _BumpProtocol(SentenceGold, Protocol):
     family = "bump"
     urls_module = "annotate.bump.urls"
+    api_urls_module = "annotate.bump.api_urls"
     tutorial_url_name = None
     qualification_url_name = "bump-qualification"
     task_url_name = "bump-task"
@@ -268,14 +271,31 @@ class _BumpProtocol(SentenceGold, Protocol):
 
         return edit_rows(campaign, export_filters, name, base, chunk_size=chunk_size)
 
+    def report_records(self, campaign: Campaign) -> dict[str, ReportRecords]:
+        # A review changes an edit without adding a row: the report's data state watches the reviews' times.
+        return {"edit_records": ReportRecords(Edit.objects.filter(source_summary__document__campaign=campaign), "source_summary__", "reviewed_at")}
+
+    def written_summaries(self):
+        return Edit.objects.filter(edited_summary__isnull=False).values("edited_summary_id")
+
+    def pair_verdicts(self, campaign: Campaign) -> dict[int, str | None]:
+        edits = Edit.objects.filter(edited_summary__document__campaign=campaign).values_list(
+            "edited_summary_id", "review_status", "corrected_error_type",
+        )
+        return {summary_id: corrected if status in EXPORTABLE_REVIEW else None for summary_id, status, corrected in edits}
+
     def prepare_assignment(self, assignment: Assignment) -> None:
-        assignment.checkpoint_code = new_checkpoint_code()
         assignment.layout = {"checkpoint": True}
+
+    def assignment_claimed(self, assignment: Assignment) -> None:
+        Checkpoint.objects.create(assignment=assignment, code=new_checkpoint_code())
+
+    assignment_relations: ClassVar[tuple[str, ...]] = ("checkpoint",)
 
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
         item = assignment.item
         campaign = item.campaign
-        if not checkpoint_matches(assignment.checkpoint_code, payload.get("checkpoint")):
+        if not checkpoint_matches(checkpoint_code(assignment), payload.get("checkpoint")):
             raise InvalidSubmission(
                 "The checkpoint code is wrong: copy the code shown in the middle of the instructions into the "
                 "checkpoint box. Your edit was kept; nothing was stored.",

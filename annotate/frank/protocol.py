@@ -3,6 +3,7 @@
 One item = one article and its summaries. The server decides the page layout when the assignment is
 created (order of summaries, where trap sentences are appended, the entity question's options) and keeps
 it in ``assignment.layout``; the page only ever gets sentences and option texts (:func:`task_page_data`).
+The worker's answer to the entity question is FRANK's own row (``annotate.frank.models.EntityAnswer``).
 Services here: the entity check, storing a submission, scoring trap/tutorial/qualification answers.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from annotate.frank import page_cache
 from annotate.frank.entities import entity_question
 from annotate.frank.gold import import_frank_gold
 from annotate.frank.importer import import_frank
+from annotate.frank.models import entity_answer, no_entity_answer_yet
 from annotate.frank.page import place_traps, present_page
 from annotate.frank.prepared import campaign_common_words, prepared_page, similarity_lookup, summary_sentences
 from annotate.frank.qualification import (
@@ -304,7 +306,7 @@ def _page_data(assignment: Assignment, layout: dict[str, Any], article: list[str
         "paragraphs": article_paragraphs(article),
         "summaries": [{"sentences": page} for page in pages],
         "entity_options": entity["options"] if entity else [],
-        "entity_done": (entity is None) or assignment.entity_correct is not None,
+        "entity_done": (entity is None) or entity_answer(assignment) is not None,
         "categories": [{"code": c.code, "label": c.annotator_label} for c in CATEGORIES],
     }
 
@@ -443,10 +445,17 @@ class FrankProtocol(SentenceGold, Protocol):
         if not campaign.entity_check_enabled:
             layout["entity"] = None
         assignment.layout = layout
+        no_entity_answer_yet(assignment)
+
+    assignment_relations: ClassVar[tuple[str, ...]] = ("entity_answer",)
+
+    def assignment_details(self, assignment: Assignment) -> dict[str, Any]:
+        answer = entity_answer(assignment)
+        return {"entity_choice": None if answer is None else answer.choice, "entity_correct": None if answer is None else answer.correct}
 
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
         layout = assignment.layout
-        if layout.get("entity") and assignment.entity_correct is None:
+        if layout.get("entity") and entity_answer(assignment) is None:
             raise InvalidSubmission("Answer the reading check question first.")
         rows = payload.get("summaries")
         if not isinstance(rows, list) or len(rows) != len(layout["summaries"]):

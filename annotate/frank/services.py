@@ -7,6 +7,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from annotate.frank.models import EntityAnswer, entity_answer
 from annotate.models import AssignmentStatus, Participation, Worker
 from annotate.services.errors import AssignmentClosed, InvalidSubmission
 from annotate.services.participation import (
@@ -35,8 +36,9 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
         entity = assignment.layout.get("entity")
         if entity is None:
             return {"correct": True, "blocked_reason": None}
-        if assignment.entity_correct is not None:
-            return {"correct": assignment.entity_correct, "blocked_reason": participation.blocked_reason or None,
+        answered = entity_answer(assignment)
+        if answered is not None:
+            return {"correct": answered.correct, "blocked_reason": participation.blocked_reason or None,
                     "failures": participation.entity_failures}
         if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
             raise AssignmentClosed("This task is closed; reload the page to get a new one.")
@@ -44,9 +46,7 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
         if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
             raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
         correct = choice == entity["answer"]
-        assignment.entity_correct = correct
-        assignment.layout = {**assignment.layout, "entity_choice": choice}
-        assignment.save(update_fields=["entity_correct", "layout"])
+        EntityAnswer.objects.create(assignment=assignment, choice=choice, correct=correct)
         Participation.objects.filter(pk=participation.pk).update(
             entity_checks=F("entity_checks") + 1, entity_failures=F("entity_failures") + (0 if correct else 1)
         )

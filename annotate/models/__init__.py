@@ -6,7 +6,9 @@ by services that score a submission; views never serialise them for an annotator
 
 One module per concept: campaigns, documents (and items), workers, work (assignments and what
 workers produce), pay (the ledger) and jobs; everything is re-exported here, so ``annotate.models.X``
-is where every model is found, except the models protocol apps keep in their own packages.
+is where every shared model is found. A protocol app's models (BUMP's edits and checkpoints, FRANK's
+reading-check answers...) live in its own package, and shared code reaches them only through the protocol
+(``annotate.protocols.Protocol``), never by name.
 """
 from .campaigns import (
     Campaign,
@@ -103,14 +105,3 @@ __all__ = [
     "Worker",
     "trap_weight",
 ]
-
-
-def __getattr__(name: str):
-    # BUMP's Edit lives in the BUMP app (annotate.bump.models); the shared code that still reads edits by name
-    # (the edit rows of the exports, the API's edits list, the report's counts, settling an edit's bonus) reaches
-    # it here through the app registry, which imports nothing of the protocol.
-    if name == "Edit":
-        from django.apps import apps
-
-        return apps.get_model("bump", "Edit")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

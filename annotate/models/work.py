@@ -31,11 +31,10 @@ class Assignment(models.Model):
     submission_key = models.CharField(max_length=64, blank=True, help_text="Client key of the accepted submission (idempotency).")
     lead_time_seconds = models.FloatField(null=True, blank=True)
     too_fast = models.BooleanField(default=False)
-    # What the page showed: the order of summaries and where traps were appended (server-side only).
+    # What the page showed, as the campaign's protocol records it when the item is claimed (server-side only; e.g.
+    # FRANK's order of summaries, where traps went and the reading check's options). What the worker answered is
+    # the protocol's own rows (e.g. FRANK's EntityAnswer, BUMP's Edit and Checkpoint), never this.
     layout = models.JSONField(default=dict, blank=True)
-    # BUMP checkpoint code shown in the instructions.
-    checkpoint_code = models.CharField(max_length=16, blank=True)
-    entity_correct = models.BooleanField(null=True, blank=True)
     # Platform details (MTurk assignment id, Prolific session id...).
     external_assignment_id = models.CharField(max_length=200, blank=True)
     # Last heartbeat of the task page (None: the page never reported being open); see release_unattended_assignments.

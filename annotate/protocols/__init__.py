@@ -16,6 +16,7 @@ from .base import (
     GoldTally,
     Protocol,
     QualificationForm,
+    ReportRecords,
     ReportSection,
     SubmissionResult,
     TaskPage,
@@ -62,6 +63,46 @@ def protocol_url_modules() -> list[str]:
     return list(dict.fromkeys(p.urls_module for p in all_protocols() if p.urls_module))
 
 
+def protocol_api_url_modules() -> list[str]:
+    """The REST URL modules of the registered protocols, each once."""
+    return list(dict.fromkeys(p.api_urls_module for p in all_protocols() if p.api_urls_module))
+
+
+def report_records(campaign) -> dict[str, ReportRecords]:
+    """Every registered protocol's answer rows in ``campaign`` the report counts, by name, each name once (the
+    kinds of one family share their answers), in registry order."""
+    found: dict[str, ReportRecords] = {}
+    for protocol in all_protocols():
+        for name, records in protocol.report_records(campaign).items():
+            found.setdefault(name, records)
+    return found
+
+
+def pair_verdicts(campaign) -> dict[int, str | None]:
+    """The registered protocols' review verdicts on the minimal pairs their answers wrote in ``campaign``
+    (``Protocol.pair_verdicts``), each implementation asked once (the kinds of one family share their answers)."""
+    verdicts: dict[int, str | None] = {}
+    asked = set()
+    for protocol in all_protocols():
+        implementation = type(protocol).pair_verdicts
+        if implementation not in asked:
+            asked.add(implementation)
+            verdicts.update(protocol.pair_verdicts(campaign))
+    return verdicts
+
+
+def written_summaries() -> list:
+    """The registered protocols' queries of the summaries their answers wrote (``Protocol.written_summaries``),
+    each distinct query once."""
+    found: dict[tuple, object] = {}
+    for protocol in all_protocols():
+        query = protocol.written_summaries()
+        if query is not None:
+            sql, params = query.query.sql_with_params()
+            found.setdefault((sql, tuple(params)), query)
+    return list(found.values())
+
+
 def export_parts() -> tuple[str, ...]:
     """Every protocol's export parts that can be asked for alone (``file=``)."""
     return tuple(dict.fromkeys(part for p in all_protocols() for part in p.export_parts))
@@ -104,6 +145,8 @@ def answer_columns(kind: str) -> tuple[str, ...]:
 
 
 __all__ = [
-    "PROTOCOLS", "AnswerRows", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "ReportSection",
-    "SubmissionResult", "TaskPage", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats", "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "layout_row_owners", "protocol_for", "protocol_url_modules",
+    "PROTOCOLS", "AnswerRows", "DatasetFormat", "ExportStream", "GoldTally", "Protocol", "QualificationForm", "ReportRecords",
+    "ReportSection", "SubmissionResult", "TaskPage", "all_protocols", "answer_columns", "answer_row_kinds", "dataset_formats",
+    "export_formats", "export_parts", "format_misfit", "formats_for", "kinds_of_family", "layout_row_owners", "pair_verdicts", "protocol_api_url_modules",
+    "protocol_for", "protocol_url_modules", "report_records", "written_summaries",
 ]

@@ -142,6 +142,19 @@ class ReportSection:
 
 
 @dataclass(frozen=True)
+class ReportRecords:
+    """A protocol's own answer rows in a campaign, as the shared report counts them (``Protocol.report_records``,
+    read by ``metrics_service.selectors``) and watches them for changes (the stored report's data state)."""
+
+    rows: QuerySet
+    #: Lookup prefix from a row to the summary it answers (e.g. "source_summary__"): the report's split, data set
+    #: and system filters apply through it.
+    summary_path: str
+    #: A field whose latest value marks a change besides new rows (e.g. a review's time); "" when rows never change.
+    changed_at: str = ""
+
+
+@dataclass(frozen=True)
 class ExportStream:
     """A protocol export: the byte chunks, their content type and the download's file name."""
 
@@ -178,6 +191,9 @@ class Protocol(ABC):
     family: str = ""
     #: Module of the protocol's page URLs (included by ``annotate/urls.py``), or "" when it has no pages of its own.
     urls_module: ClassVar[str] = ""
+    #: Module of the protocol's REST routes under ``/api/`` (namespace ``api``, e.g. BUMP's edits list), included
+    #: by ``annotate/api/urls.py`` before the campaign routers; "" when it has none.
+    api_urls_module: ClassVar[str] = ""
     #: URL names (namespace ``annotate``, taking the campaign ``slug``) of this protocol's pages; the shared
     #: campaign entry page redirects a worker to the step they are at.
     tutorial_url_name: str | None = None
@@ -218,7 +234,22 @@ class Protocol(ABC):
         return 0
 
     def prepare_assignment(self, assignment: Assignment) -> None:
-        """Fill ``assignment.layout`` / ``checkpoint_code`` when the assignment is created (server-side only)."""
+        """Fill ``assignment.layout`` (what the page shows, as the protocol records it: server-side only) on a new
+        claim, before it is saved."""
+
+    def assignment_claimed(self, assignment: Assignment) -> None:
+        """Store the protocol's own rows of a claim just saved (BUMP: its checkpoint code), in the claim's
+        transaction; set through the row's relation to ``assignment``, they are read from it without a query."""
+
+    #: Reverse one-to-one relations of ``Assignment`` to the protocol's own rows (FRANK: its reading-check answer,
+    #: BUMP: its checkpoint) that its task page, submission and ``assignment_details`` read: joined
+    #: (``select_related``) wherever the shared code loads an assignment of this kind, so reading them costs no query.
+    assignment_relations: ClassVar[tuple[str, ...]] = ()
+
+    def assignment_details(self, assignment: Assignment) -> dict[str, Any]:
+        """What the protocol records about ``assignment`` beside the shared fields, JSON-ready, for admins (the
+        API's assignments list); read through ``assignment_relations``, never gold."""
+        return {}
 
     #: What the task page says when no item is left for the worker.
     nothing_left: ClassVar[str] = "There is no item left for you in this campaign."
@@ -377,3 +408,23 @@ class Protocol(ABC):
     def report_sections(self, campaign: Campaign) -> list[ReportSection]:
         """The protocol's sections of the campaign report (none: the shared sentence report says it all)."""
         return []
+
+    def report_records(self, campaign: Campaign) -> Mapping[str, ReportRecords]:
+        """The protocol's own answer rows in ``campaign`` that the shared report counts, by the name of their count
+        (BUMP: ``edit_records``). Asked of every registered protocol, whatever the campaign's kind (a campaign may
+        hold another protocol's answers); a name two protocols give is counted once."""
+        return {}
+
+    def written_summaries(self) -> QuerySet | None:
+        """The summaries the protocol's answers wrote (BUMP: its edits' edited summaries), as a query of their ids
+        (one column, no nulls), or None. Text written here was never published with a benchmark: a trap taken
+        from it counts as private even when its article's data set is public (``services.quality.trap_checks``)."""
+        return None
+
+    def pair_verdicts(self, campaign: Campaign) -> Mapping[int, str | None]:
+        """The review verdict on each minimal pair whose edited summary the protocol's answers wrote in ``campaign``,
+        by that summary's id: the error type the review settled on ("" when it kept the requested one), or None
+        while the pair is not accepted (awaiting review, rejected). The report's minimal pairs
+        (``metrics_service.selectors.pairs_frame``) keep those accepted and every pair absent here (imported pairs,
+        reviewed by their source). Asked once per implementation, whatever the campaign's kind."""
+        return {}

@@ -106,7 +106,7 @@ def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
         Assignment.objects.filter(
             worker=worker, item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__gte=timezone.now()
         )
-        .select_related("item")
+        .select_related("item", *protocol_for(campaign.kind).assignment_relations)
         .first()
     )
 
@@ -241,6 +241,7 @@ def _claim_item(
             )
             protocol.prepare_assignment(assignment)
             assignment.save()
+            protocol.assignment_claimed(assignment)
             Item.objects.filter(pk=item.pk).update(live_count=live + 1)
             return assignment
     except _ReleaseRowLock:
@@ -277,17 +278,18 @@ def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaig
     """
     missing = NotYourAssignment("You have no task with this id; your answers were not stored.")
     if campaign is None:
-        owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id").first()
+        owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id", "item__campaign__kind").first()
         if owner is None or owner["worker_id"] != worker.pk:
             raise missing
-        campaign_id = owner["item__campaign_id"]
+        campaign_id, kind = owner["item__campaign_id"], owner["item__campaign__kind"]
     else:
-        campaign_id = campaign.pk
+        campaign_id, kind = campaign.pk, campaign.kind
     participation = Participation.objects.select_for_update().filter(worker=worker, campaign_id=campaign_id).first()
     if participation is None:  # no participation: no assignment of this worker in that campaign
         raise missing
     assignment = (
-        Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign")
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("item__campaign", *protocol_for(kind).assignment_relations)
         .filter(pk=assignment_id, worker=worker, item__campaign_id=campaign_id).first()
     )
     if assignment is None:
@@ -347,7 +349,7 @@ def submit_assignment(
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submission_key = submission_key
         assignment.lead_time_seconds = (now - assignment.created_at).total_seconds()
-        assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "entity_correct", "layout"])
+        assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "layout"])
 
         participation.items_submitted += 1
         participation.trap_correct += result.traps_correct

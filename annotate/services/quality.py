@@ -28,7 +28,6 @@ from annotate.models import (
     AssignmentStatus,
     Campaign,
     Document,
-    Edit,
     Item,
     Participation,
     Summary,
@@ -37,7 +36,7 @@ from annotate.models import (
     TrapSource,
     Worker,
 )
-from annotate.protocols import GoldTally, protocol_for
+from annotate.protocols import GoldTally, protocol_for, written_summaries
 
 from .overlap import band_sql
 
@@ -224,11 +223,13 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
     tables = {
         "assignment": Assignment._meta.db_table, "item": Item._meta.db_table, "answer": TrapAnswer._meta.db_table,
         "trap": Trap._meta.db_table, "summary": Summary._meta.db_table, "document": Document._meta.db_table,
-        "edit": Edit._meta.db_table,
     }
+    # A trap taken from a summary of a public data set is public, unless a worker wrote that summary here.
+    written_sql, written_params = _written_here_sql("t.edited_summary_id")
+    params = [*written_params, *params]
     trap_sql = f"""
         SELECT t.expected_factual, t_answer.correct, t.weight, t.source,
-               COALESCE(ed.public_labels, '') <> '' AND e.id IS NULL, d.dataset, {band_sql('t.overlap')}, a.submitted_at, COUNT(*)
+               COALESCE(ed.public_labels, '') <> '' AND NOT ({written_sql}), d.dataset, {band_sql('t.overlap')}, a.submitted_at, COUNT(*)
         FROM {tables['answer']} t_answer
         JOIN {tables['assignment']} a ON a.id = t_answer.assignment_id
         JOIN {tables['item']} i ON i.id = a.item_id
@@ -236,7 +237,6 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
         JOIN {tables['trap']} t ON t.id = t_answer.trap_id
         LEFT JOIN {tables['summary']} es ON es.id = t.edited_summary_id
         LEFT JOIN {tables['document']} ed ON ed.id = es.document_id
-        LEFT JOIN {tables['edit']} e ON e.edited_summary_id = t.edited_summary_id
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"""
     with connection.cursor() as cursor:
@@ -246,6 +246,18 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
                   public=bool(public), stratum=f"{dataset}/{band}", at=at)
             for expected, correct, weight, source, public, dataset, band, at, n in cursor.fetchall()
         ]
+
+
+def _written_here_sql(column: str) -> tuple[str, list]:
+    """SQL (and its parameters) true when ``column`` holds a summary that a protocol's answers wrote here
+    (``Protocol.written_summaries``, e.g. BUMP's edited summaries); FALSE when no protocol writes summaries."""
+    parts: list[str] = []
+    params: list = []
+    for query in written_summaries():
+        sql, query_params = query.query.sql_with_params()
+        parts.append(f"{column} IN ({sql})")
+        params.extend(query_params)
+    return " OR ".join(parts) or "FALSE", params
 
 
 def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime | None = None) -> list[Check]:

@@ -7,13 +7,13 @@ import json
 
 import pytest
 
+from annotate.bump.models import Edit
 from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     AssignmentStatus,
     BonusEntry,
     Campaign,
     CampaignKind,
-    Edit,
     Item,
     ReviewStatus,
     Summary,
@@ -110,7 +110,7 @@ def test_reviewer_corrects_a_type_and_the_export_round_trips(browser_page, live_
     assignment = request_assignment(editor, campaign)
     reference = assignment.item.summary
     edited_text = reference.text.replace("Saturday Evening Post", "New Yorker", 1)
-    submit_assignment(assignment.pk, editor, {"checkpoint": assignment.checkpoint_code, "edited": edited_text})
+    submit_assignment(assignment.pk, editor, {"checkpoint": assignment.checkpoint.code, "edited": edited_text})
     edit = Edit.objects.get()
     make_worker("bump-admin", staff=True)
     live_login(page, live_server, "bump-admin", PASSWORD)

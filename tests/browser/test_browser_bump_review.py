@@ -6,9 +6,10 @@ from decimal import Decimal
 
 import pytest
 
+from annotate.bump.models import Edit
 from annotate.bump.services import create_bump_campaign
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import BonusEntry, CampaignKind, Edit, ReviewStatus
+from annotate.models import BonusEntry, CampaignKind, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
 from tests.browser import live_login
@@ -28,7 +29,7 @@ def test_review_page_enter_undo_and_position(browser_page, live_server, screensh
     qualify(editor, campaign)
     for word in ("Guinea", "Pfizer", "Novartis", "Roche", "Bayer", "Sanofi"):
         assignment = request_assignment(editor, campaign)
-        submit_assignment(assignment.pk, editor, {"checkpoint": assignment.checkpoint_code, "edited": BUMP_REFERENCE.replace("Merck", word)})
+        submit_assignment(assignment.pk, editor, {"checkpoint": assignment.checkpoint.code, "edited": BUMP_REFERENCE.replace("Merck", word)})
     edits = list(Edit.objects.order_by("id"))
     make_worker("bump-rv-admin", staff=True)
     live_login(page, live_server, "bump-rv-admin", PASSWORD)

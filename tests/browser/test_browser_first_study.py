@@ -12,7 +12,8 @@ import uuid
 
 import pytest
 
-from annotate.models import Assignment, AssignmentStatus, Campaign, CampaignKind, CampaignStatus, Edit, ReviewStatus
+from annotate.bump.models import Edit
+from annotate.models import Assignment, AssignmentStatus, Campaign, CampaignKind, CampaignStatus, ReviewStatus
 from annotate.providers import study_token
 from tests.browser import BROWSER_TIMEOUT_MS, live_login
 from tests.factories import make_worker

@@ -152,7 +152,7 @@ def test_bump_page_and_live_diff_read_as_text(view, live_server, screenshot):
     reference = page.inner_text("#reference-summary")
     assert " ." not in reference and not artefacts(reference)
     assignment = Assignment.objects.get(worker=worker)
-    page.fill("#checkpoint", assignment.checkpoint_code)
+    page.fill("#checkpoint", assignment.checkpoint.code)
     page.click("#submit-edit")  # the reference exactly as shown: refused
     page.wait_for_selector("#submit-error:not([hidden])")
     assert "same as the original" in page.inner_text("#submit-error")

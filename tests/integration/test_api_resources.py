@@ -4,9 +4,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotate.exporters.pseudonyms import worker_pseudonym
+from annotate.frank.models import EntityAnswer
 from annotate.models import (
     Assignment,
     AssignmentStatus,
@@ -118,6 +121,19 @@ def test_items_assignments_participations(campaign, admin_client):
     good = rows[campaign.workers_for_tests[0].pk]
     assert good["trap_score"] == 1.0 and good["bonus_total"] == "3.50" and good["is_blocked"] is False
     assert rows[campaign.workers_for_tests[2].pk]["trap_score"] == 0.25
+
+
+def test_assignments_give_what_their_protocol_records_without_a_query_per_row(campaign, admin_client):
+    answered = Assignment.objects.filter(item__campaign=campaign).order_by("pk").first()
+    EntityAnswer.objects.create(assignment=answered, choice=2, correct=False)
+    with CaptureQueriesContext(connection) as queries:
+        rows = admin_client.get(f"{C}/assignments/").json()["results"]
+    details = {row["id"]: row["protocol_details"] for row in rows}
+    assert len(details) == 6 and details.pop(answered.pk) == {"entity_choice": 2, "entity_correct": False}
+    assert all(d == {"entity_choice": None, "entity_correct": None} for d in details.values())
+    # The reading-check answers come with the assignments' own query (joined), not one query per assignment.
+    reading = [q["sql"] for q in queries.captured_queries if "frank_entityanswer" in q["sql"]]
+    assert len(reading) == 1 and "annotate_assignment" in reading[0]
 
 
 def test_block_and_unblock_participation(campaign, admin_client):

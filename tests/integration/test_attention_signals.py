@@ -104,7 +104,7 @@ def test_a_bump_edit_reports_pasted_characters_and_the_reference_counts_as_readi
     assert "data-paste-count" in page
     assignment = Assignment.objects.get(worker=worker)
     ok = client.post(reverse("annotate:bump-submit", args=[campaign.slug, assignment.pk]), {
-        "checkpoint": assignment.checkpoint_code, "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"), "submission_key": "b1",
+        "checkpoint": assignment.checkpoint.code, "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"), "submission_key": "b1",
         "signals": {"focus_seconds": 30, "pastes": 1, "pasted_characters": 64},
     }, content_type="application/json")
     assert ok.status_code == 200

@@ -10,6 +10,7 @@ import random
 
 import pytest
 
+from annotate.bump.models import Edit
 from annotate.bump.review import review_edit
 from annotate.frank.page import choose_traps
 from annotate.frank.prepared import prepare_documents, prepared_page
@@ -18,7 +19,6 @@ from annotate.models import (
     CampaignKind,
     Document,
     DocumentPage,
-    Edit,
     Summary,
     Trap,
     TrapSource,

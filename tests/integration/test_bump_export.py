@@ -7,9 +7,10 @@ import pytest
 from django.core.management import call_command
 
 from annotate.bump.exporter import iter_bump_records
+from annotate.bump.models import Edit
 from annotate.bump.review import make_reviewer, review_edit
 from annotate.bump.services import create_bump_campaign
-from annotate.models import Campaign, CampaignKind, Edit, MetricScore, Summary
+from annotate.models import Campaign, CampaignKind, MetricScore, Summary
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.imports import import_dataset
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qualify
@@ -36,7 +37,7 @@ def _pairs(slug: str) -> set:
 
 def _collect_edit(campaign, worker, text):
     assignment = request_assignment(worker, campaign)
-    submit_assignment(assignment.pk, worker, {"checkpoint": assignment.checkpoint_code, "edited": text}, submission_key="k")
+    submit_assignment(assignment.pk, worker, {"checkpoint": assignment.checkpoint.code, "edited": text}, submission_key="k")
     return Edit.objects.get(assignment=assignment)
 
 

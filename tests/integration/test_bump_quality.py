@@ -14,11 +14,12 @@ from annotate.bump.edits import (
     tokens,
     word_edit_distance,
 )
+from annotate.bump.models import Edit
 from annotate.bump.protocol import count_sentences
 from annotate.bump.review import make_reviewer, review_edit, undo_review
 from annotate.bump.services import create_bump_campaign
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import BonusEntry, CampaignKind, Edit, Participation, PayDecision, PayDecisionKind, ReviewStatus
+from annotate.models import BonusEntry, CampaignKind, Participation, PayDecision, PayDecisionKind, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv, worker_total
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
@@ -73,7 +74,7 @@ def _edits(campaign, worker, replacements: list[str]) -> list[Edit]:
     out = []
     for text in replacements:
         assignment = request_assignment(worker, campaign)
-        body = {"checkpoint": assignment.checkpoint_code, "edited": BUMP_REFERENCE.replace("Merck", text), "not_applicable": False}
+        body = {"checkpoint": assignment.checkpoint.code, "edited": BUMP_REFERENCE.replace("Merck", text), "not_applicable": False}
         submit_assignment(assignment.pk, worker, body, submission_key=f"k{assignment.pk}")
         out.append(Edit.objects.get(assignment=assignment))
     return out
@@ -86,7 +87,7 @@ def test_a_bump_bonus_is_owed_only_for_accepted_or_corrected_edits_and_follows_u
     qualify(worker, task1)
     assignment = request_assignment(worker, task1)
     with pytest.raises(InvalidSubmission, match="spacing does not count"):
-        submit_assignment(assignment.pk, worker, {"checkpoint": assignment.checkpoint_code, "edited": _respace(BUMP_REFERENCE)}, submission_key="s")
+        submit_assignment(assignment.pk, worker, {"checkpoint": assignment.checkpoint.code, "edited": _respace(BUMP_REFERENCE)}, submission_key="s")
     accepted, corrected, rejected = _edits(task1, worker, ["Pfizer", "Novartis", "Roche"])
     assert worker_total(worker, task1) == Decimal("1.50")  # 3 x 0.50 pay, no bonus before review
     reviewer = django_user_model.objects.create_user("rev")

@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from annotate.bump.models import Edit
 from annotate.bump.review import make_reviewer, review_edit
 from annotate.bump.services import create_bump_campaign
 from annotate.models import (
@@ -17,7 +18,6 @@ from annotate.models import (
     BonusEntry,
     CampaignKind,
     CampaignStatus,
-    Edit,
     Participation,
     PayDecision,
     PayDecisionKind,
@@ -55,7 +55,7 @@ def _submit(client, campaign, assignment, *, seconds: float = 0.0, **answer):
     """Submit through the page's endpoint; ``seconds``: how long the page was open (the server's clock)."""
     if seconds:
         Assignment.objects.filter(pk=assignment.pk).update(created_at=timezone.now() - timedelta(seconds=seconds))
-    body = {"checkpoint": assignment.checkpoint_code, "submission_key": f"k{assignment.pk}", **answer}
+    body = {"checkpoint": assignment.checkpoint.code, "submission_key": f"k{assignment.pk}", **answer}
     return client.post(f"/c/{campaign.slug}/bump/task/{assignment.pk}/submit/", body, content_type="application/json")
 
 

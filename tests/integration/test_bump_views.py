@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from annotate.bump import content as bump_content
+from annotate.bump.models import Edit
 from annotate.bump.protocol import qualification_test
 from annotate.bump.review import make_reviewer
 from annotate.bump.services import create_bump_campaign
@@ -15,7 +16,6 @@ from annotate.models import (
     Campaign,
     CampaignKind,
     CampaignStatus,
-    Edit,
     Item,
     QualificationStatus,
     Summary,
@@ -117,7 +117,7 @@ def test_task_page_and_submit_api(client, task1):
     _login(client, worker)
     page = client.get("/c/t1/bump/task/").content.decode()
     assignment = Assignment.objects.get(worker=worker)
-    assert assignment.checkpoint_code in page and "Extrinsic Entity Error" in page
+    assert assignment.checkpoint.code in page and "Extrinsic Entity Error" in page
     # Shown detokenised ("vaccine, made by Merck, on Thursday."): readable, and edits are compared on tokens.
     assert ">The FDA approved the first Ebola vaccine, made by Merck, on Thursday.</textarea>" in page
     url = f"/c/t1/bump/task/{assignment.pk}/submit/"
@@ -127,14 +127,14 @@ def test_task_page_and_submit_api(client, task1):
     assert bad.status_code == 400 and "not valid JSON" in bad.json()["detail"]
     other = make_worker()
     _login(client, other)
-    assert client.post(url, {"checkpoint": assignment.checkpoint_code}, content_type="application/json").status_code == 404  # like a missing assignment
+    assert client.post(url, {"checkpoint": assignment.checkpoint.code}, content_type="application/json").status_code == 404  # like a missing assignment
     _login(client, worker)
-    ok = client.post(url, {"checkpoint": assignment.checkpoint_code.lower(), "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"),
+    ok = client.post(url, {"checkpoint": assignment.checkpoint.code.lower(), "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"),
                            "submission_key": "abc"}, content_type="application/json")
     assert ok.status_code == 200 and ok.json()["next"] == "/c/t1/done/?submitted=1"
     # The shared submit view: the same answer as FRANK's, saying whether the worker is now blocked.
     assert ok.json()["blocked"] is False and ok.json()["detail"] == ""
-    again = client.post(url, {"checkpoint": assignment.checkpoint_code, "edited": "x", "submission_key": "abc"}, content_type="application/json")
+    again = client.post(url, {"checkpoint": assignment.checkpoint.code, "edited": "x", "submission_key": "abc"}, content_type="application/json")
     assert again.json()["duplicate"] is True and Edit.objects.count() == 1
 
 
@@ -144,7 +144,7 @@ def test_review_page_is_for_reviewers_and_records_decisions(client, task1):
     _login(client, worker)
     client.get("/c/t1/bump/task/")
     assignment = Assignment.objects.get(worker=worker)
-    client.post(f"/c/t1/bump/task/{assignment.pk}/submit/", {"checkpoint": assignment.checkpoint_code,
+    client.post(f"/c/t1/bump/task/{assignment.pk}/submit/", {"checkpoint": assignment.checkpoint.code,
                 "edited": BUMP_REFERENCE.replace("Merck", "Pfizer")}, content_type="application/json")
     edit = Edit.objects.get()
     assert client.get("/c/t1/bump/review/").status_code == 403
@@ -242,7 +242,7 @@ def test_the_shown_reference_submitted_unchanged_is_refused_on_every_sample_item
         assert " ." not in data["reference"] and "19 - year" not in page
         assignment = Assignment.objects.get(worker=worker)
         response = client.post(f"/c/{campaign.slug}/bump/task/{assignment.pk}/submit/", {
-            "checkpoint": assignment.checkpoint_code, "edited": data["reference"], "submission_key": f"k{number}",
+            "checkpoint": assignment.checkpoint.code, "edited": data["reference"], "submission_key": f"k{number}",
         }, content_type="application/json")
         assert response.status_code == 400, (sample, number, data["reference"])
         assert "same as the original" in response.json()["detail"]

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 import pytest
 
+from annotate.bump.models import Edit
 from annotate.bump.protocol import checkpoint_matches, new_checkpoint_code
 from annotate.bump.review import complete_expert_item, make_reviewer, review_edit
 from annotate.bump.selectors import exportable_pairs, open_expert_items
@@ -14,7 +15,6 @@ from annotate.models import (
     AssignmentStatus,
     BonusEntry,
     CampaignKind,
-    Edit,
     Item,
     MetricScore,
     Participation,
@@ -44,7 +44,7 @@ def _claim(worker, campaign):
 
 
 def _submit(assignment, worker, **payload):
-    body = {"checkpoint": assignment.checkpoint_code, "edited": "", "not_applicable": False, **payload}
+    body = {"checkpoint": assignment.checkpoint.code, "edited": "", "not_applicable": False, **payload}
     return submit_assignment(assignment.pk, worker, body, submission_key="k")
 
 
@@ -65,7 +65,7 @@ def test_a_valid_edit_is_stored_with_hints_pay_and_bonus(task1):
     reference = make_bump_document(task1, types=["extrinsic_entity"])
     worker = make_worker()
     assignment = _claim(worker, task1)
-    assert assignment.checkpoint_code and assignment.item.requested_error_type == "extrinsic_entity"
+    assert assignment.checkpoint.code and assignment.item.requested_error_type == "extrinsic_entity"
     outcome = _submit(assignment, worker, edited=BUMP_REFERENCE.replace("Merck", "Pfizer"))
     edit = Edit.objects.get(assignment=assignment)
     assert outcome.result.new_summary_ids == [edit.edited_summary_id]

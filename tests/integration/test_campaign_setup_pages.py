@@ -9,9 +9,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from annotate.bump.models import Edit
 from annotate.bump.review import review_edit
 from annotate.bump.services import create_bump_campaign
-from annotate.models import Campaign, CampaignKind, CampaignStatus, Edit
+from annotate.models import Campaign, CampaignKind, CampaignStatus
 from annotate.roles import RESEARCHER, can_review, role_of
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaign_settings import campaign_sections
@@ -113,7 +114,7 @@ def test_a_reviewer_invited_for_one_campaign_reviews_it_and_no_other(client):
         assignment = request_assignment(editor, campaign)
         words = assignment.item.summary.text.split()
         words[0] = "Officials"
-        submit_assignment(assignment.pk, editor, {"checkpoint": assignment.checkpoint_code, "edited": " ".join(words)})
+        submit_assignment(assignment.pk, editor, {"checkpoint": assignment.checkpoint.code, "edited": " ".join(words)})
         edits.append(Edit.objects.get(assignment=assignment))
 
     client.force_login(make_worker(staff=True).user)

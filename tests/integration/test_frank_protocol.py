@@ -8,6 +8,7 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone
 
+from annotate.frank.models import EntityAnswer
 from annotate.frank.protocol import (
     build_layout,
     task_page_data,
@@ -190,7 +191,8 @@ def test_a_first_wrong_reading_check_is_forgiven_and_the_second_blocks_keeping_t
     assert outcome["correct"] is False and outcome["blocked_reason"] is None and outcome["failures"] == 1
     assert "answer" not in outcome
     first.refresh_from_db()
-    assert first.status == AssignmentStatus.ACTIVE and first.entity_correct is False
+    assert first.status == AssignmentStatus.ACTIVE and EntityAnswer.objects.get(assignment=first).correct is False
+    assert EntityAnswer.objects.get(assignment=first).choice == wrong and "entity_choice" not in first.layout
     # A second answer does not change the outcome (no retry to find the right option) ...
     assert check_entity_answer(first.pk, worker, first.layout["entity"]["answer"])["correct"] is False
     # ... and the worker goes on with the item, which is submitted and paid.

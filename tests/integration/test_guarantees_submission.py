@@ -294,13 +294,14 @@ def _bump_task():
 def _bump_body(assignment, key: str = "bump-page") -> str:
     from tests.factories import BUMP_REFERENCE
 
-    return json.dumps({"checkpoint": assignment.checkpoint_code, "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"), "submission_key": key})
+    return json.dumps({"checkpoint": assignment.checkpoint.code, "edited": BUMP_REFERENCE.replace("Merck", "Pfizer"), "submission_key": key})
 
 
 @pytest.mark.django_db(transaction=True)
 def test_bump_concurrent_identical_submits_store_one_edit():
     require_postgresql()
-    from annotate.models import Edit, Summary
+    from annotate.bump.models import Edit
+    from annotate.models import Summary
 
     _campaign, worker, assignment, url = _bump_task()
     summaries_before = Summary.objects.count()
@@ -314,7 +315,7 @@ def test_bump_concurrent_identical_submits_store_one_edit():
 
 @pytest.mark.django_db
 def test_bump_submit_after_blocking_or_for_another_worker_is_refused():
-    from annotate.models import Edit
+    from annotate.bump.models import Edit
 
     campaign, worker, assignment, url = _bump_task()
     intruder = make_worker()

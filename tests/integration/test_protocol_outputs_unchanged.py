@@ -32,11 +32,11 @@ from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from annotate.bump.models import Edit
 from annotate.models import (
     BonusEntry,
     Campaign,
     Document,
-    Edit,
     Item,
     MetricScore,
     Participation,
@@ -195,7 +195,7 @@ def _bump_campaign(clock: Clock) -> Campaign:
             document = int(assignment.item.document.external_id) - 7000
             old, new = BUMP_EDITS[(document, assignment.item.requested_error_type)]
             not_applicable = n == 1 and round_ == 1
-            payload = {"checkpoint": assignment.checkpoint_code, "not_applicable": not_applicable,
+            payload = {"checkpoint": assignment.checkpoint.code, "not_applicable": not_applicable,
                        "edited": "" if not_applicable else assignment.item.summary.text.replace(old, new)}
             submit_assignment(assignment.pk, worker, payload, submission_key=f"b{round_}{n}", campaign=campaign)
     expert = get_user_model().objects.create_user(username="golden-expert", password="pw-factlab-1", is_staff=True)

@@ -8,10 +8,10 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from annotate.bump.models import Edit
 from annotate.models import (
     Campaign,
     Document,
-    Edit,
     ExpertLabel,
     MetricScore,
     ReviewStatus,

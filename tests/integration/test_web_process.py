@@ -19,8 +19,9 @@ import pytest
 from django.db import connection
 from django.test import Client
 
+from annotate.bump.models import Edit
 from annotate.bump.services import create_bump_campaign
-from annotate.models import Assignment, CampaignKind, CampaignStatus, Edit
+from annotate.models import Assignment, CampaignKind, CampaignStatus
 from annotate.services.assignments import request_assignment
 from tests.celery_helpers import worker_database_url
 from tests.conftest import REPO_ROOT
@@ -151,7 +152,7 @@ def test_a_fresh_worker_loads_no_spacy_in_a_request_and_dropped_database_connect
     with Server(tmp_path) as server:
         status, answer = server.request(
             f"/c/t1/bump/task/{assignment.pk}/submit/", cookies=cookies,
-            body={"checkpoint": assignment.checkpoint_code, "edited": edited, "submission_key": "first"},
+            body={"checkpoint": assignment.checkpoint.code, "edited": edited, "submission_key": "first"},
         )
         assert status == 200, answer
         assert Edit.objects.get(assignment=assignment).edited_summary.text == edited

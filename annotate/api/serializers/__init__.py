@@ -10,7 +10,6 @@ from .auth import (
 from .campaign_data import (
     AdminDocumentSerializer,
     DocumentSerializer,
-    EditSerializer,
     JudgementSerializer,
     NestedScoreSerializer,
     PseudonymousWorkerField,
@@ -31,7 +30,6 @@ __all__ = [
     "CampaignSerializer",
     "CampaignStatusSerializer",
     "DocumentSerializer",
-    "EditSerializer",
     "ExportQuerySerializer",
     "ImportJobCreateSerializer",
     "ImportJobSerializer",

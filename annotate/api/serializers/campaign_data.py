@@ -1,11 +1,12 @@
-"""The campaign's documents, summaries, scores, judgements and edits; gold fields only in the admin variants."""
+"""The campaign's documents, summaries, scores and judgements; gold fields only in the admin variants. The worker field
+here (pseudonyms unless an admin asks) serves protocols' lists of their own rows too (BUMP's edits)."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import Document, Edit, MetricScore, SentenceJudgement, Summary, Trap
+from annotate.models import Document, MetricScore, SentenceJudgement, Summary, Trap
 
 
 class DocumentSerializer(serializers.ModelSerializer):
@@ -78,15 +79,3 @@ class JudgementSerializer(serializers.ModelSerializer):
     class Meta:
         model = SentenceJudgement
         fields = ["id", "summary", "sentence_index", "worker", "factual", "categories", "lead_time_seconds", "source", "created_at"]
-
-
-class EditSerializer(serializers.ModelSerializer):
-    worker = PseudonymousWorkerField(source="worker_id", read_only=True)
-
-    class Meta:
-        model = Edit
-        fields = [
-            "id", "source_summary", "edited_summary", "worker", "requested_error_type", "is_not_applicable", "text",
-            "word_distance", "inserted_words", "hint_inserted_in_article", "hint_likely_kind", "hint_disagrees",
-            "review_status", "corrected_error_type", "review_comment", "reviewed_at", "created_at",
-        ]

@@ -5,7 +5,7 @@ among those the caller may read (404 otherwise). Annotators are refused everywhe
 """
 from .auth import TokenView
 from .base import CampaignScoped, WorkerRowsList
-from .campaign_data import DocumentViewSet, EditList, JudgementList, ScoreList, SummaryViewSet
+from .campaign_data import DocumentViewSet, JudgementList, ScoreList, SummaryViewSet
 from .campaigns import CampaignViewSet
 from .exports import ExportView
 from .imports import ImportJobViewSet
@@ -20,7 +20,6 @@ __all__ = [
     "CampaignScoped",
     "CampaignViewSet",
     "DocumentViewSet",
-    "EditList",
     "ExportView",
     "ImportJobViewSet",
     "InvitationAcceptView",

@@ -1,4 +1,5 @@
-"""The campaign's documents, summaries, judgements, edits and metric scores (read-only)."""
+"""The campaign's documents, summaries, judgements and metric scores (read-only); a protocol's own rows are listed by
+its app (``Protocol.api_urls_module``, e.g. BUMP's edits)."""
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
@@ -8,7 +9,7 @@ from annotate.api import filters, serializers
 from annotate.api.pagination import IdCursorPagination, StandardPagination
 from annotate.api.permissions import is_admin
 from annotate.api.views.base import REVEAL, SLUG, CampaignScoped, WorkerRowsList
-from annotate.models import Document, Edit, MetricScore, SentenceJudgement, Summary
+from annotate.models import Document, MetricScore, SentenceJudgement, Summary
 
 
 @extend_schema(parameters=[SLUG])
@@ -54,20 +55,6 @@ class JudgementList(WorkerRowsList):
         if self.fake():
             return SentenceJudgement.objects.none()
         queryset = SentenceJudgement.objects.filter(summary__document__campaign=self.campaign)
-        return filters.annotate_worker_blocked(queryset, self.campaign)
-
-
-@extend_schema(parameters=[SLUG, REVEAL])
-class EditList(WorkerRowsList):
-    """BUMP edits of the campaign, with hints and review."""
-
-    serializer_class = serializers.EditSerializer
-    filterset_class = filters.EditFilter
-
-    def get_queryset(self):
-        if self.fake():
-            return Edit.objects.none()
-        queryset = Edit.objects.filter(source_summary__document__campaign=self.campaign)
         return filters.annotate_worker_blocked(queryset, self.campaign)
 
 

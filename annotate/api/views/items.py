@@ -10,6 +10,7 @@ from annotate.api.pagination import IdCursorPagination, StandardPagination
 from annotate.api.permissions import IsAdmin
 from annotate.api.views.base import SLUG, CampaignScoped
 from annotate.models import LIVE_ASSIGNMENT_STATUSES, Assignment, Item
+from annotate.protocols import protocol_for
 
 
 @extend_schema(parameters=[SLUG])
@@ -40,4 +41,11 @@ class AssignmentList(CampaignScoped, generics.ListAPIView):
     def get_queryset(self):
         if self.fake():
             return Assignment.objects.none()
-        return filters.annotate_worker_blocked(Assignment.objects.filter(item__campaign=self.campaign), self.campaign)
+        # The protocol's own rows of each assignment come in the same query (its details, without one per row).
+        assignments = Assignment.objects.filter(item__campaign=self.campaign).select_related(
+            *protocol_for(self.campaign.kind).assignment_relations,
+        )
+        return filters.annotate_worker_blocked(assignments, self.campaign)
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "campaign": None if self.fake() else self.campaign}
