@@ -7,6 +7,9 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 FRANK_DATA ?= $(if $(wildcard ../shared/data/frank/human_annotations.json),../shared/data/frank,data/frank-subset)
 PYTEST_ARGS ?=
+# Worker processes for the second pass (pytest-xdist): each has its own test database and its own Redis
+# (tests/parallel_services.py); 2 fits CI's 2 cores. TEST_WORKERS=0 runs it in this process.
+TEST_WORKERS ?= 2
 # The fast lane: tests/unit (no database, broker, worker or browser) but its slow tests (a model to load, a
 # subprocess, a whole corpus), and the docstring examples of the statistics and the unified error types.
 FAST_LANE := tests/unit metrics_service/stats taxonomies
@@ -46,8 +49,10 @@ services:
 	@PYTHON=$(PY) scripts/ensure_services.sh
 
 # Command 2: install everything, make sure PostgreSQL and Redis answer, lint, run the fast lane, then every
-# other test (tests/integration, tests/celery, tests/browser and the unit lane's slow tests) in one pass:
-# tests/unit's conftest marks its tests `unit`, so no test runs twice.
+# other test (tests/integration, tests/celery, tests/browser and the unit lane's slow tests) in one pass on
+# TEST_WORKERS processes (worksteal: an idle worker takes queued tests from a busy one, so the minutes-long
+# tests do not leave the other worker idle at the end): tests/unit's conftest marks its tests `unit`, so no
+# test runs twice.
 # PGPASSWORD: the password ensure_services.sh gives a cluster it installed (ignored where local access is trusted).
 test: install-dev browser services
 	eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
@@ -56,7 +61,7 @@ test: install-dev browser services
 	$(VENV)/bin/ruff check . && \
 	$(VENV)/bin/lint-imports && \
 	$(MAKE) --no-print-directory test-fast && \
-	$(PY) -m pytest tests -m "not unit or slow" $(PYTEST_ARGS)
+	$(PY) -m pytest tests -m "not unit or slow" -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 # Seconds to a minute or two, with no services: needs only `make install-dev` once.
 test-fast:

@@ -11,8 +11,8 @@ from django.conf import settings
 # without a key: they get the one this process uses (the same pseudonyms and signatures on both sides).
 os.environ.setdefault("DJANGO_SECRET_KEY", settings.SECRET_KEY)
 
-# Browser fixtures (one Playwright/Chromium for the whole session).
-pytest_plugins = ["tests.browser"]
+# Browser fixtures (one Playwright/Chromium for the whole session); a Redis per worker in parallel runs (-n).
+pytest_plugins = ["tests.browser", "tests.parallel_services"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
