@@ -8,3 +8,6 @@ class AnnotateConfig(AppConfig):
 
     def ready(self) -> None:
         from annotate.api import authentication  # noqa: F401  (connects the token-revocation signal)
+        from annotate.services import campaign_refs
+
+        campaign_refs.connect()

@@ -28,7 +28,7 @@ from annotate.services.participation import (
     mark_tutorial_done,
 )
 from annotate.views.arrival import worker_for_user
-from annotate.views.tasks import error_response, family_campaign, json_body
+from annotate.views.tasks import error_response, family_campaign, family_campaign_reference, json_body
 from taxonomies.frank import CATEGORIES
 
 TUTORIAL_SESSION_KEY = "frank_tutorial_answered"
@@ -120,7 +120,7 @@ def preview(request: HttpRequest, slug: str) -> HttpResponse:
 @login_required
 @require_POST
 def entity_answer(request: HttpRequest, slug: str, assignment_id: int) -> JsonResponse:
-    campaign = _campaign(slug)
+    campaign = family_campaign_reference(slug, "frank")  # the check locks and reads the campaign itself
     try:
         outcome = check_entity_answer(assignment_id, worker_for_user(request.user), json_body(request).get("choice"), campaign)
     except WorkflowError as exc:

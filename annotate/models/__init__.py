@@ -17,6 +17,7 @@ from .campaigns import (
     Dataset,
     Split,
 )
+from .checks import CheckedAnswerCounts
 from .documents import (
     BUMP_EDIT_TRAP_CODE,
     TRAP_SOURCE_WEIGHTS,
@@ -73,6 +74,7 @@ __all__ = [
     "Campaign",
     "CampaignKind",
     "CampaignStatus",
+    "CheckedAnswerCounts",
     "CopyFlag",
     "CrowdEvent",
     "CrowdEventKind",

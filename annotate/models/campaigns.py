@@ -111,6 +111,9 @@ class Campaign(models.Model):
         "published labels then passes every check without reading; off: bonuses need private checks.",
     )
     crowd_gold_posterior = _share(0.0, "0: off. Else a sentence becomes gold once trusted workers agree on it with at least this posterior.")
+    # Raised by every change of gold or traps (annotate.services.check_counts): the workers' counts of checked
+    # answers kept under an older value are counted again from their history before they are read.
+    checks_version = models.PositiveIntegerField(default=0, editable=False)
     # BUMP editing
     max_edit_distance = models.PositiveSmallIntegerField(default=6, validators=[MinValueValidator(1), MaxValueValidator(100)])
     # BUMP pay: an edit is verified by its review, so pay before review is bounded (annotate/bump/pay.py)

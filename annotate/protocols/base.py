@@ -326,9 +326,12 @@ class Protocol(ABC):
         """The ids of the campaign's items (of ``documents`` only, when given) that hold gold: its control items."""
         return set()
 
-    def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
-        """How the worker's submitted answers in ``campaign`` (submitted up to ``until``) scored against its gold,
-        as per-class counts (several tallies per class when they differ in stratum, publicity or time)."""
+    def gold_tallies(
+        self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+    ) -> list[GoldTally]:
+        """How the worker's submitted answers in ``campaign`` (submitted up to ``until``; those of one submitted
+        assignment with ``assignment_id``) scored against its gold, as per-class counts (several tallies per
+        class when they differ in stratum, publicity or time)."""
         return []
 
     def bonus_evidence(self, campaign: Campaign, *, kept: bool = False) -> int | None:

@@ -40,6 +40,7 @@ from annotate.protocols import Protocol, SubmissionResult, protocol_for
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
 from .bonuses import award_submission_pay_and_bonus
+from .check_counts import count_submission
 from .control_items import arrange_candidates
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
 from .live_counts import close_assignments
@@ -284,7 +285,11 @@ def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaig
         campaign_id, kind = owner["item__campaign_id"], owner["item__campaign__kind"]
     else:
         campaign_id, kind = campaign.pk, campaign.kind
-    participation = Participation.objects.select_for_update().filter(worker=worker, campaign_id=campaign_id).first()
+    # The participation's counts of checked answers come along (not locked: only its holders write them).
+    participation = (
+        Participation.objects.select_for_update(of=("self",)).select_related("checked_counts")
+        .filter(worker=worker, campaign_id=campaign_id).first()
+    )
     if participation is None:  # no participation: no assignment of this worker in that campaign
         raise missing
     assignment = (
@@ -356,9 +361,10 @@ def submit_assignment(
         participation.trap_total += result.traps_total
         participation.too_fast_items += int(result.too_fast)  # feeds the fast-worker flag
         participation.save(update_fields=["items_submitted", "trap_correct", "trap_total", "too_fast_items"])
+        count_submission(participation, assignment)  # what the block and pay rules below score, kept per participation
         blocked_reason = apply_quality_rules(participation)
         if blocked_reason is None:
-            award_submission_pay_and_bonus(participation, assignment)
+            award_submission_pay_and_bonus(participation, assignment, just_submitted=True)
         else:
             refuse_pay_of_blocking_submission(participation, assignment, blocked_reason)
         schedule_refit(campaign)  # adaptive redundancy: the label model is refitted off the request path

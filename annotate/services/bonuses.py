@@ -32,11 +32,13 @@ from .participation import reading_check_screen_outs
 from .pay_rules import defer_pay, judge_submission
 
 
-def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment) -> list[str]:
-    """Record pay and bonuses earned by one submitted assignment. Returns the keys written now."""
+def award_submission_pay_and_bonus(participation: Participation, assignment: Assignment, *, just_submitted: bool = False) -> list[str]:
+    """Record pay and bonuses earned by one submitted assignment (``just_submitted``: by the submission that
+    stored it, see ``judge_submission``). Returns the keys written now."""
     campaign: Campaign = participation.campaign
     written: list[str] = []
-    verdict = judge_submission(participation, assignment)  # hold, too fast, balanced control score; reasons recorded
+    # Hold, too fast, balanced control score; the reasons recorded.
+    verdict = judge_submission(participation, assignment, just_submitted=just_submitted)
     if verdict.held:
         return written
     pay_key = f"pay:{assignment.pk}"

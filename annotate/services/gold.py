@@ -43,6 +43,7 @@ from annotate.protocols import GoldTally, all_protocols, protocol_for
 from metrics_service.stats.majority import majority_label, modal_categories
 from taxonomies.frank import BY_CODE  # a plain data module
 
+from .checks_version import checks_changed
 from .errors import InvalidSubmission
 from .overlap import band_sql, record_overlaps, summary_sentences
 from .quality import worker_quality
@@ -170,6 +171,7 @@ def recount_bonus_evidence(campaign: Campaign) -> None:
     commits (what other transactions changed meanwhile is counted then)."""
     remember_bonus_evidence(campaign)
     transaction.on_commit(lambda: remember_bonus_evidence(campaign))
+    checks_changed(campaign)  # the workers' counts of checked answers are counted again
 
 
 def bonus_evidence(campaign: Campaign, *, kept: bool = False) -> int:
@@ -210,7 +212,9 @@ def campaign_has_checks(campaign: Campaign) -> bool:
     return campaign.trap_rate > 0 or protocol_for(campaign.kind).has_gold(campaign)
 
 
-def sentence_gold_tallies(worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
+def sentence_gold_tallies(
+    worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+) -> list[GoldTally]:
     """``Protocol.gold_tallies`` for sentence judgements: the worker's yes/no answers on gold sentences,
     counted by the database per class, outcome, publicity, stratum (data set, overlap band) and submission,
     since every submission asks again and a worker's history grows with each item. The query starts from the
@@ -222,6 +226,8 @@ def sentence_gold_tallies(worker_id: int, campaign: Campaign, *, until: datetime
     until_sql = ""
     if until is not None:
         until_sql, params = " AND a.submitted_at <= %s", [*params, until]
+    if assignment_id is not None:  # one submission's answers (what it adds to the counts it is scored on)
+        until_sql, params = f"{until_sql} AND a.id = %s", [*params, assignment_id]
     gold_sql = f"""
         SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), g.public, d.dataset, {band_sql('g.overlap')}, a.submitted_at, COUNT(*)
         FROM {Assignment._meta.db_table} a
@@ -250,8 +256,10 @@ class SentenceGold:
     def control_item_ids(self, campaign: Campaign, documents: list[int] | None) -> set[int]:
         return sentence_control_item_ids(campaign, documents)
 
-    def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
-        return sentence_gold_tallies(worker_id, campaign, until=until)
+    def gold_tallies(
+        self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+    ) -> list[GoldTally]:
+        return sentence_gold_tallies(worker_id, campaign, until=until, assignment_id=assignment_id)
 
     def bonus_evidence(self, campaign: Campaign, *, kept: bool = False) -> int | None:
         return bonus_evidence(campaign, kept=kept)

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from annotate.models import Campaign, Document, GoldLabel, Summary, Trap
+from annotate.models import Campaign, Document, GoldLabel, Summary, Trap, TrapAnswer
 from annotate.nlp import split_sentences
+
+from .checks_version import checks_changed
 
 _WORD = re.compile(r"[a-z0-9]+")
 #: Lower edges of the word-overlap bands the balanced score is stratified by: under half the words in one
@@ -121,6 +123,10 @@ def record_overlaps(campaign: Campaign, documents: Iterable[int] | None = None) 
     for trap in made:
         trap.overlap = sentence_overlap(trap.text, article(trap.document))
     Trap.objects.bulk_update(made, ["overlap"], batch_size=1000)
+    if labels or (made and TrapAnswer.objects.filter(trap__in=made).exists()):
+        # The overlap is the stratum of the answers counted per participation; a new trap has none yet (the
+        # usual case: traps added with a page).
+        checks_changed(campaign)
     return len(labels) + len(made)
 
 

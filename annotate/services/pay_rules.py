@@ -186,17 +186,18 @@ def settle_pending_pay(participation: Participation, *, refuse: str | None = Non
     ], participation=participation)
 
 
-def judge_submission(participation: Participation, assignment: Assignment) -> Verdict:
+def judge_submission(participation: Participation, assignment: Assignment, *, just_submitted: bool = False) -> Verdict:
     """Decide, once, what a submitted assignment may be paid, recording every amount withheld with its reason.
 
     Called with the participation locked (inside the submission); its counters already include this item.
-    A submission that already has ledger entries (a recomputation) is judged again but never held now.
+    A submission that already has ledger entries (a recomputation) is judged again but never held now;
+    ``just_submitted``: called by the submission that stored it, which no ledger entry can name yet.
     """
     campaign = participation.campaign
     # A protocol that settles its bonus later (BUMP: after the edit's review) is not judged on scores here.
     bonus_now = protocol_for(campaign.kind).bonus_at_submission
     refusal, score = bonus_refusal(participation, assignment) if bonus_now else (None, None)
-    paid_before = BonusEntry.objects.filter(assignment=assignment).exists()
+    paid_before = not just_submitted and BonusEntry.objects.filter(assignment=assignment).exists()
     # Answers copied from (or shared with) another worker: held with the evidence (services/independence.py).
     copying = None if paid_before else copy_hold(participation, assignment)
     hold = None if paid_before else (hold_reason(participation) or copying)

@@ -140,7 +140,9 @@ def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
         for cell in (totals[check.expected_factual], cells[check.stratum][check.expected_factual]):
             cell[0] += check.weight
             cell[1] += check.weight * check.correct
-    usable = [cell for cell in cells.values() if cell[True][0] > 0 and cell[False][0] > 0]
+    # Strata in a fixed order, so that the score's floating-point sums do not depend on the order the checks
+    # come in (the database's, or that of the counts kept per participation: annotate.services.check_counts).
+    usable = [cells[stratum] for stratum in sorted(cells) if cells[stratum][True][0] > 0 and cells[stratum][False][0] > 0]
     weight = {c: sum(cell[c][0] for cell in usable) for c in (True, False)}
     shares: dict[bool, float | None] = {True: None, False: None}
     score = pooled = None
@@ -188,7 +190,26 @@ def recent_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
     reading" shows within a few items. Pooled over the window: a window is small and its strata seldom hold
     both classes, while a worker who stopped reading scores low pooled too (a page rule is what the score over
     all checks, within strata, is for)."""
-    return balanced_score([replace(c, stratum="") for c in recent_checks(checks)], min_per_class)
+    return window_quality(recent_checks(checks), min_per_class)
+
+
+def window_quality(window: Sequence[Check], min_per_class: int) -> Quality:
+    """The pooled balanced score of a window of recent checks already cut to size (:func:`recent_checks`)."""
+    return balanced_score([replace(c, stratum="") for c in window], min_per_class)
+
+
+@dataclass(frozen=True)
+class CheckedAnswers:
+    """What the block and pay rules of one submission score: every checked answer of the worker in the campaign
+    (``checks``: one check per answer group, or per counted cell where they come from the counts kept per
+    participation) and the window of recent work (``window``: :func:`recent_checks` of them)."""
+
+    checks: list[Check]
+    window: list[Check]
+
+    @classmethod
+    def of(cls, checks: list[Check]) -> CheckedAnswers:
+        return cls(checks, recent_checks(checks))
 
 
 def describe_recent(quality: Quality, units: str = "sentences") -> str:
@@ -213,13 +234,16 @@ def checks_from_tallies(tallies: Sequence[GoldTally]) -> list[Check]:
     ]
 
 
-def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[Check]:
-    """The worker's submitted trap answers in the campaign (up to ``until``), equal answers of one submission
-    summed by the database (one row per class, outcome, trap weight and stratum)."""
+def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None) -> list[Check]:
+    """The worker's submitted trap answers in the campaign (up to ``until``; of one assignment with
+    ``assignment_id``), equal answers of one submission summed by the database (one row per class, outcome,
+    trap weight and stratum)."""
     params: list = [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
     until_sql = ""
     if until is not None:
         until_sql, params = " AND a.submitted_at <= %s", [*params, until]
+    if assignment_id is not None:
+        until_sql, params = f"{until_sql} AND a.id = %s", [*params, assignment_id]
     tables = {
         "assignment": Assignment._meta.db_table, "item": Item._meta.db_table, "answer": TrapAnswer._meta.db_table,
         "trap": Trap._meta.db_table, "summary": Summary._meta.db_table, "document": Document._meta.db_table,
@@ -260,12 +284,15 @@ def _written_here_sql(column: str) -> tuple[str, list]:
     return " OR ".join(parts) or "FALSE", params
 
 
-def worker_checks(worker: Worker | int, campaign: Campaign, *, until: datetime | None = None) -> list[Check]:
-    """Every checked answer of the worker in the campaign (submitted up to ``until``): their answers on gold, as
-    the campaign's protocol scores them (``Protocol.gold_tallies``), and their trap answers."""
+def worker_checks(
+    worker: Worker | int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+) -> list[Check]:
+    """Every checked answer of the worker in the campaign (submitted up to ``until``; of one submitted assignment
+    with ``assignment_id``): their answers on gold, as the campaign's protocol scores them
+    (``Protocol.gold_tallies``), and their trap answers."""
     worker_id = worker if isinstance(worker, int) else worker.pk
-    tallies = protocol_for(campaign.kind).gold_tallies(worker_id, campaign, until=until)
-    return checks_from_tallies(tallies) + trap_checks(worker_id, campaign, until=until)
+    tallies = protocol_for(campaign.kind).gold_tallies(worker_id, campaign, until=until, assignment_id=assignment_id)
+    return checks_from_tallies(tallies) + trap_checks(worker_id, campaign, until=until, assignment_id=assignment_id)
 
 
 def worker_quality(
@@ -279,29 +306,42 @@ def worker_quality(
     (:func:`private_quality`).
     """
     campaign = participation.campaign
-    checks = _participation_checks(participation, until=until, in_submission=in_submission)
+    checks = _participation_answers(participation, until=until, in_submission=in_submission).checks
     if for_bonus and not campaign.bonus_on_public_labels:
         return private_quality(checks, campaign.control_min_per_class)
     return balanced_score(checks, campaign.control_min_per_class)
 
 
+def submission_answers(participation: Participation) -> CheckedAnswers | None:
+    """The checked answers of the submission under way (None outside one), kept on the participation by
+    :func:`keep_submission_answers`: read without a query."""
+    kept = getattr(participation, "_submission_answers", None)
+    return kept[1] if kept is not None and kept[0] == participation.items_submitted else None
+
+
+def keep_submission_answers(participation: Participation, answers: CheckedAnswers) -> None:
+    """Keep what the submission under way scores (its participation locked, its counters updated), for the block
+    and pay rules of the same submission; nothing else is submitted meanwhile."""
+    participation._submission_answers = (participation.items_submitted, answers)
+
+
 def scored_checks(participation: Participation) -> list[Check] | None:
     """The checks the block rules scored in the submission under way (None outside one): read without a query."""
-    scored = getattr(participation, "_submission_checks", None)
-    return scored[1] if scored is not None and scored[0] == participation.items_submitted else None
+    answers = submission_answers(participation)
+    return answers.checks if answers is not None else None
 
 
-def _participation_checks(participation: Participation, *, until: datetime | None, in_submission: bool) -> list[Check]:
-    scored = getattr(participation, "_submission_checks", None)
-    if in_submission and scored is not None and scored[0] == participation.items_submitted:
-        return scored[1]
-    return worker_checks(participation.worker_id, participation.campaign, until=until)
+def _participation_answers(participation: Participation, *, until: datetime | None, in_submission: bool) -> CheckedAnswers:
+    answers = submission_answers(participation) if in_submission else None
+    if answers is not None:
+        return answers
+    return CheckedAnswers.of(worker_checks(participation.worker_id, participation.campaign, until=until))
 
 
 def worker_recent_quality(participation: Participation, *, until: datetime | None = None, in_submission: bool = False) -> Quality:
     """:func:`recent_quality` of the worker in the participation's campaign (as :func:`worker_quality`)."""
-    checks = _participation_checks(participation, until=until, in_submission=in_submission)
-    return recent_quality(checks, participation.campaign.control_min_per_class)
+    window = _participation_answers(participation, until=until, in_submission=in_submission).window
+    return window_quality(window, participation.campaign.control_min_per_class)
 
 
 def private_quality(checks: Sequence[Check], min_per_class: int) -> Quality:
@@ -322,15 +362,16 @@ def quality_block_reason(participation: Participation) -> str | None:
     ``trap_min_count`` of them, of both classes.
     """
     campaign = participation.campaign
-    checks = worker_checks(participation.worker_id, campaign)
-    # Kept for the pay rules of the same submission (under the participation's lock, nothing else is
-    # submitted in between): they score the same answers, and the history grows with every item.
-    participation._submission_checks = (participation.items_submitted, checks)
+    answers = submission_answers(participation)
+    if answers is None:  # outside a submission: scored from the worker's history
+        answers = CheckedAnswers.of(worker_checks(participation.worker_id, campaign))
+        keep_submission_answers(participation, answers)
+    checks = answers.checks
     quality = balanced_score(checks, campaign.control_min_per_class)
     units = protocol_for(campaign.kind).unit_words[1]
     if quality.score is not None and quality.score < campaign.control_block_threshold:
         return f"answers disagree with known labels: {quality.describe(units)}, below the required {campaign.control_block_threshold:.2f}"[:300]
-    recent = recent_quality(checks, campaign.control_min_per_class)
+    recent = window_quality(answers.window, campaign.control_min_per_class)
     if recent.score is not None and recent.score < campaign.control_block_threshold:
         return (f"recent answers disagree with known labels: {describe_recent(recent, units)}, "
                 f"below the required {campaign.control_block_threshold:.2f}")[:300]

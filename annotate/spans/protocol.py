@@ -175,12 +175,16 @@ class SpansProtocol(Protocol):
             items = items.filter(document_id__in=documents)
         return set(items.values_list("pk", flat=True))
 
-    def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
+    def gold_tallies(
+        self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+    ) -> list[GoldTally]:
         answers = SpanAnswer.objects.filter(
             worker_id=worker_id, source=AnswerSource.CROWD, assignment__item__campaign=campaign, summary__gold_spans__isnull=False,
         ).select_related("summary__gold_spans", "summary__document", "assignment")
         if until is not None:
             answers = answers.filter(assignment__submitted_at__lte=until)
+        if assignment_id is not None:
+            answers = answers.filter(assignment_id=assignment_id)
         tallies = []
         for answer in answers:
             gold = answer.summary.gold_spans

@@ -7,6 +7,7 @@ from django.db import transaction
 
 from annotate.models import Summary
 from annotate.roles import can_review
+from annotate.services.checks_version import checks_changed
 from annotate.services.errors import NotEligible
 
 from .models import GoldOrigin, GoldSpans
@@ -25,4 +26,5 @@ def set_gold(summary: Summary, payload: dict[str, Any], user) -> GoldSpans:
         gold, _ = GoldSpans.objects.update_or_create(
             summary=summary, defaults={"spans": as_json(spans), "n_words": len(word_list), "origin": GoldOrigin.ADMIN, "set_by": user},
         )
+        checks_changed(summary.document.campaign_id)  # the workers' answers on this summary score anew
     return gold

@@ -37,7 +37,10 @@ def worker_rules(context: template.Context, campaign: Campaign, preview: bool = 
         worker_id = worker.pk if worker is not None else None
         assignment = current_assignment(worker, campaign) if worker is not None and not preview else None
     submitted = 0
-    if worker_id is not None:
+    shown = context.get("participation")  # the task view's, read for the claim
+    if shown is not None and worker_id is not None and shown.worker_id == worker_id and shown.campaign_id == campaign.pk:
+        submitted = shown.items_submitted
+    elif worker_id is not None:
         submitted = Participation.objects.filter(worker_id=worker_id, campaign=campaign).values_list("items_submitted", flat=True).first() or 0
     return {
         "campaign": campaign,

@@ -18,6 +18,7 @@ from annotate.models import (
     Campaign,
     CampaignStatus,
     CrowdEventKind,
+    Participation,
     QualificationStatus,
     Worker,
 )
@@ -67,8 +68,11 @@ def next_step(request: HttpRequest, campaign: Campaign, worker: Worker) -> HttpR
     return redirect(reverse(f"annotate:{protocol.task_url_name}", args=[campaign.slug]))
 
 
-def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: str) -> tuple[Assignment | None, HttpResponse | None]:
-    """The worker's current or next assignment for a task page, or the response to show instead.
+def claim_assignment(
+    request: HttpRequest, campaign: Campaign, *, nothing_left: str,
+) -> tuple[Assignment | None, Participation, HttpResponse | None]:
+    """The worker's current or next assignment for a task page (with the worker's participation, which the page
+    shows figures of), or the response to show instead.
 
     A worker who may not work now goes back to the campaign entry (which explains why); when no work is
     left the page says ``nothing_left`` and links to the end of the campaign. A worker who arrived from a
@@ -79,19 +83,19 @@ def claim_assignment(request: HttpRequest, campaign: Campaign, *, nothing_left: 
     participation = get_participation(worker, campaign)
     hit_full = mturk_assignment_full(participation, arrival)
     if hit_full is not None:
-        return None, hit_full
+        return None, participation, hit_full
     try:
         assignment = request_assignment(worker, campaign, participation, network=client_address(request))
     except WorkflowError:
-        return None, redirect("annotate:campaign", campaign.slug)
+        return None, participation, redirect("annotate:campaign", campaign.slug)
     if assignment is None:
-        return None, render(request, "annotate/message.html", {
+        return None, participation, render(request, "annotate/message.html", {
             "title": "Nothing left to do", "message": nothing_left + " Thank you!",
             "next_url": reverse("annotate:campaign-done", args=[campaign.slug]),
             **exit_context(request, participation, no_work=True),
         })
     record_external_assignment_id(assignment, arrival.get("assignment_id") or arrival.get("session_id") or "")
-    return assignment, None
+    return assignment, participation, None
 
 
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -18,6 +18,7 @@ from annotate.models import Campaign, QualificationStatus
 from annotate.protocols import kinds_of_family, protocol_for
 from annotate.services.assignments import submit_assignment
 from annotate.services.attention import record_signals
+from annotate.services.campaign_refs import campaign_reference
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
     client_address,
@@ -35,6 +36,16 @@ RESULT_TEMPLATE = "annotate/qualification_result.html"
 def family_campaign(slug: str, family: str) -> Campaign:
     """The campaign behind a protocol page; a campaign of another protocol is 404 there, like a missing one."""
     return get_object_or_404(Campaign, slug=slug, kind__in=kinds_of_family(family))
+
+
+def family_campaign_reference(slug: str, family: str) -> Campaign:
+    """The id, slug and kind of the campaign behind a protocol endpoint, from the cache
+    (:func:`~annotate.services.campaign_refs.campaign_reference`): for endpoints whose locked rows bring the
+    campaign itself. 404 as :func:`family_campaign`."""
+    campaign = campaign_reference(slug)
+    if campaign is None or campaign.kind not in kinds_of_family(family):
+        raise Http404("No such campaign.")
+    return campaign
 
 
 def json_body(request: HttpRequest) -> dict:
@@ -58,7 +69,7 @@ def task(request: HttpRequest, slug: str, family: str) -> HttpResponse:
     submission key (a resubmitted page is recognised) and the URLs to submit to and to go to afterwards."""
     campaign = family_campaign(slug, family)
     protocol = protocol_for(campaign.kind)
-    assignment, response = claim_assignment(request, campaign, nothing_left=protocol.nothing_left)
+    assignment, participation, response = claim_assignment(request, campaign, nothing_left=protocol.nothing_left)
     if response is not None:
         return response
     page = protocol.task_page(campaign, assignment)
@@ -71,14 +82,16 @@ def task(request: HttpRequest, slug: str, family: str) -> HttpResponse:
             "done": reverse("annotate:campaign-done", args=[slug]) + "?submitted=1",
         },
     }
-    return render(request, page.template, {"campaign": campaign, "data": data, "assignment": assignment, **page.context})
+    return render(request, page.template, {
+        "campaign": campaign, "data": data, "assignment": assignment, "participation": participation, **page.context,
+    })
 
 
 @login_required
 @require_POST
 def submit(request: HttpRequest, slug: str, assignment_id: int, family: str) -> JsonResponse:
     """Store one item's answers (the protocol validates them); says whether the worker is now blocked."""
-    campaign = family_campaign(slug, family)
+    campaign = family_campaign_reference(slug, family)  # the submission locks and reads the campaign itself
     try:
         body = json_body(request)
         key = body.get("submission_key") or ""
