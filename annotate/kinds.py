@@ -36,6 +36,13 @@ def kind_choices() -> list[tuple[str, str]]:
     return [(kind, protocol.label or kind) for kind, protocol in PROTOCOLS.items()]
 
 
+def default_kind() -> str:
+    """The kind a campaign made without one gets: the first registered (the first protocol app's first protocol)."""
+    if not PROTOCOLS:
+        raise ImproperlyConfigured("no protocol app is installed: PROTOCOL_APPS in factlab/settings.py lists none")
+    return next(iter(PROTOCOLS))
+
+
 class ProtocolAppConfig(AppConfig):
     """The app config of a protocol package (its models, migrations, ``templates/<label>/``, ``static/<label>/``)."""
 

@@ -7,7 +7,6 @@ from django.contrib.auth import get_user_model
 
 from annotate.models import (
     Campaign,
-    CampaignKind,
     CampaignStatus,
     Document,
     Item,
@@ -32,7 +31,7 @@ ARTICLE = [
 ]
 
 
-def make_campaign(*, kind: str = CampaignKind.FRANK, status: str = CampaignStatus.RUNNING, **settings) -> Campaign:
+def make_campaign(*, kind: str = "frank", status: str = CampaignStatus.RUNNING, **settings) -> Campaign:
     n = next(_seq)
     # Speed rules off unless a test is about them (its submissions are instant: every worker would be held).
     defaults = {"tutorial_required": False, "qualification_required": False, "trap_rate": 0.0, "redundancy": 3, "min_seconds_per_sentence": 0.0}
@@ -103,7 +102,7 @@ def make_bump_document(campaign: Campaign, *, reference: str = BUMP_REFERENCE, a
     n = next(_seq)
     document = Document.objects.create(campaign=campaign, external_id=str(1000 + n), text=article, sentences=[article])
     summary = Summary.objects.create(document=document, system="reference", text=reference, sentences=[reference], is_reference=True)
-    if campaign.kind == CampaignKind.BUMP_TAXONOMY:
+    if campaign.kind == "bump_taxonomy":
         for k, code in enumerate(types if types is not None else [t.code for t in REQUESTABLE]):
             Item.objects.create(campaign=campaign, document=document, summary=summary, requested_error_type=code, position=k)
     else:

@@ -19,7 +19,6 @@ from annotate.models import (
     AssignmentStatus,
     BonusEntry,
     Campaign,
-    CampaignKind,
     Document,
     Item,
     MetricScore,
@@ -91,7 +90,7 @@ def _worker(name: str, **fields) -> Worker:
 @pytest.fixture
 def campaign(db, researcher, annotator):
     """A FRANK campaign granted to ``researcher``: 2 documents, 2 systems + references, 3 workers (one blocked here)."""
-    camp = Campaign.objects.create(slug="frank-api", name="FRANK API", kind=CampaignKind.FRANK)
+    camp = Campaign.objects.create(slug="frank-api", name="FRANK API", kind="frank")
     camp.researchers.add(researcher)
     docs = [
         Document.objects.create(

@@ -21,6 +21,7 @@ from django.db import transaction
 from annotate.bump import content as bump_content
 from annotate.bump import edits
 from annotate.bump import gold as bump_gold
+from annotate.bump import kinds as bump_kinds
 from annotate.bump import pay as bump_pay
 from annotate.bump import qualification as bump_qualification
 from annotate.bump.importer import import_bump
@@ -31,7 +32,6 @@ from annotate.importers.sniff import Recognition, Sample
 from annotate.models import (
     Assignment,
     Campaign,
-    CampaignKind,
     Item,
     Participation,
     Summary,
@@ -113,7 +113,7 @@ def qualification_test(participation: Participation) -> bump_content.TaxonomyTes
     """The worker's qualification test for their current attempt: a random subset of the campaign's pool
     (Task 1: edits to type; Task 2: summaries to judge and type)."""
     campaign = participation.campaign
-    draw = bump_content.taxonomy_test if campaign.kind == CampaignKind.BUMP_TAXONOMY else bump_content.accuracy_test
+    draw = bump_content.taxonomy_test if campaign.kind == bump_kinds.TAXONOMY else bump_content.accuracy_test
     return draw(settings.SECRET_KEY, campaign.pk, participation.worker_id, participation.qualification_attempts, campaign.training_material)
 
 
@@ -165,9 +165,9 @@ def recognize_bump(sample: Sample) -> Recognition | None:
         str(r.get("error_type", "")).strip().lower().endswith("error") for r in sample.records if r.get("error_type"))
     if task1:
         return Recognition("a JSON array of BUMP pairs with 'corrected_error_type' (BUMP Task 1: a given error type)",
-                           kind=CampaignKind.BUMP_TAXONOMY)
+                           kind=bump_kinds.TAXONOMY)
     return Recognition("a JSON array of BUMP pairs without 'corrected_error_type' (BUMP Task 2: any error)",
-                       kind=CampaignKind.BUMP_FREE)
+                       kind=bump_kinds.FREE)
 
 class _BumpProtocol(SentenceGold, Protocol):
     family = "bump"
@@ -203,7 +203,7 @@ class _BumpProtocol(SentenceGold, Protocol):
     nothing_left = "There is no summary left for you to edit in this campaign."
 
     def task_page(self, campaign: Campaign, assignment: Assignment) -> TaskPage:
-        taxonomy = campaign.kind == CampaignKind.BUMP_TAXONOMY
+        taxonomy = campaign.kind == bump_kinds.TAXONOMY
         return TaskPage("bump/task.html", {**task_page_data(assignment), "taxonomy": taxonomy}, {
             "taxonomy": taxonomy, "types": bump_taxonomy.REQUESTABLE,
             "example_article": bump_taxonomy.EXAMPLE_ARTICLE, "example_reference": bump_taxonomy.EXAMPLE_REFERENCE,
@@ -239,18 +239,18 @@ class _BumpProtocol(SentenceGold, Protocol):
         return wide[:window]
 
     def qualification_form(self, campaign: Campaign, participation, post=None) -> QualificationForm:
-        return bump_qualification.qualification_form(self.kind == CampaignKind.BUMP_TAXONOMY, qualification_test(participation), post)
+        return bump_qualification.qualification_form(self.kind == bump_kinds.TAXONOMY, qualification_test(participation), post)
 
     takes_training_material = True
 
     def parse_training_material(self, data: Any) -> dict[str, Any]:
-        return bump_content.parse_material(data, taxonomy=self.kind == CampaignKind.BUMP_TAXONOMY)
+        return bump_content.parse_material(data, taxonomy=self.kind == bump_kinds.TAXONOMY)
 
     def parse_qualification(self, campaign: Campaign, participation, post) -> dict[str, Any]:
         return {k: v for k, v in post.items() if k != "csrfmiddlewaretoken"}
 
     def score_qualification(self, campaign: Campaign, participation, answers: dict[str, Any]) -> float:
-        return bump_qualification.score(self.kind == CampaignKind.BUMP_TAXONOMY, qualification_test(participation), answers)
+        return bump_qualification.score(self.kind == bump_kinds.TAXONOMY, qualification_test(participation), answers)
 
     def export(self, campaign: Campaign, fmt: str, export_filters, *, file: str, reveal_workers: bool, include_gold: bool) -> ExportStream:
         from annotate.bump.exporter import iter_bump_records
@@ -348,7 +348,7 @@ class _BumpProtocol(SentenceGold, Protocol):
 class BumpTaxonomyProtocol(_BumpProtocol):
     """Task 1: introduce one error of the requested type, or N/A."""
 
-    kind = CampaignKind.BUMP_TAXONOMY
+    kind = bump_kinds.TAXONOMY
     label = "BUMP taxonomy edit (Task 1)"
     allows_not_applicable = True
     def reference_items(self, store, document, reference) -> None:
@@ -365,7 +365,7 @@ class BumpTaxonomyProtocol(_BumpProtocol):
 class BumpFreeProtocol(_BumpProtocol):
     """Task 2: introduce one error of any kind (no N/A)."""
 
-    kind = CampaignKind.BUMP_FREE
+    kind = bump_kinds.FREE
     label = "BUMP free edit (Task 2)"
 
     def reference_items(self, store, document, reference) -> None:

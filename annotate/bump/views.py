@@ -17,11 +17,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotate.bump import edits
+from annotate.bump import kinds as bump_kinds
 from annotate.bump.protocol import shown_reference
 from annotate.bump.review import complete_expert_item, is_reviewer, review_edit, undo_review
 from annotate.bump.selectors import open_expert_items, review_history, review_queue, reviewed_edits
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import Campaign, CampaignKind
+from annotate.models import Campaign
 from annotate.services.errors import WorkflowError
 from annotate.views.tasks import family_campaign
 from taxonomies import bump as bump_taxonomy
@@ -34,7 +35,7 @@ def _campaign(slug: str) -> Campaign:
 
 
 def _is_taxonomy(campaign: Campaign) -> bool:
-    return campaign.kind == CampaignKind.BUMP_TAXONOMY
+    return campaign.kind == bump_kinds.TAXONOMY
 
 
 # ---------------------------------------------------------------- review

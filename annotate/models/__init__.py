@@ -12,7 +12,6 @@ reading-check answers...) live in its own package, and shared code reaches them 
 """
 from .campaigns import (
     Campaign,
-    CampaignKind,
     CampaignStatus,
     Dataset,
     Split,
@@ -72,7 +71,6 @@ __all__ = [
     "AssignmentStatus",
     "BonusEntry",
     "Campaign",
-    "CampaignKind",
     "CampaignStatus",
     "CheckedAnswerCounts",
     "CopyFlag",

@@ -8,7 +8,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
-from annotate.kinds import kind_choices
+from annotate.kinds import default_kind, kind_choices
 
 
 class Dataset(models.TextChoices):
@@ -21,14 +21,6 @@ class Split(models.TextChoices):
     NONE = "", "No split"
     VALID = "valid", "Validation"
     TEST = "test", "Test"
-
-
-class CampaignKind(models.TextChoices):
-    """Names of the built-in kinds, for code and tests; the field's choices are the registry's (``annotate.kinds``)."""
-
-    FRANK = "frank", "FRANK sentence annotation"
-    BUMP_TAXONOMY = "bump_taxonomy", "BUMP taxonomy edit (Task 1)"
-    BUMP_FREE = "bump_free", "BUMP free edit (Task 2)"
 
 
 class CampaignStatus(models.TextChoices):
@@ -48,7 +40,7 @@ class Campaign(models.Model):
     slug = models.SlugField(max_length=80, unique=True)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    kind = models.CharField(max_length=20, choices=kind_choices, default=CampaignKind.FRANK)
+    kind = models.CharField(max_length=20, choices=kind_choices, default=default_kind)
     status = models.CharField(max_length=10, choices=CampaignStatus.choices, default=CampaignStatus.DRAFT)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -188,4 +180,4 @@ class Campaign(models.Model):
         return f"{self.name} ({self.slug})"
 
 
-__all__ = ["Campaign", "CampaignKind", "CampaignStatus", "Dataset", "Split"]
+__all__ = ["Campaign", "CampaignStatus", "Dataset", "Split"]

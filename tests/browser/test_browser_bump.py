@@ -13,7 +13,6 @@ from annotate.models import (
     AssignmentStatus,
     BonusEntry,
     Campaign,
-    CampaignKind,
     Item,
     ReviewStatus,
     Summary,
@@ -39,7 +38,7 @@ def _submit_and_wait_for_error(page) -> str:
 
 def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, screenshot):
     page = browser_page
-    campaign = create_bump_campaign("bump-e2e", "BUMP Task 1 (test)", CampaignKind.BUMP_TAXONOMY, status="running", shipped_qualification_accepted=True)
+    campaign = create_bump_campaign("bump-e2e", "BUMP Task 1 (test)", "bump_taxonomy", status="running", shipped_qualification_accepted=True)
     make_bump_document(campaign, types=["extrinsic_entity", "coreference"])
     worker = make_worker("bump-editor")
     live_login(page, live_server, "bump-editor", PASSWORD)
@@ -103,7 +102,7 @@ def test_task1_qualification_edits_refusals_and_na(browser_page, live_server, sc
 
 def test_reviewer_corrects_a_type_and_the_export_round_trips(browser_page, live_server, screenshot, samples_dir, tmp_path):
     page = browser_page
-    campaign = create_bump_campaign("bump-review", "BUMP review (test)", CampaignKind.BUMP_TAXONOMY, status="running")
+    campaign = create_bump_campaign("bump-review", "BUMP review (test)", "bump_taxonomy", status="running")
     import_dataset("bump", [samples_dir / "bump_task1_sample.json"], campaign_slug="bump-review")  # 7 reviewed pairs
     editor = make_worker("bump-editor2")
     qualify(editor, campaign)
@@ -147,8 +146,8 @@ def test_reviewer_corrects_a_type_and_the_export_round_trips(browser_page, live_
 
 def test_task1_qualifier_is_refused_from_task2(browser_page, live_server, screenshot):
     page = browser_page
-    task1 = create_bump_campaign("bump-t1", "BUMP Task 1 (test)", CampaignKind.BUMP_TAXONOMY, status="running")
-    task2 = create_bump_campaign("bump-t2", "BUMP Task 2 (test)", CampaignKind.BUMP_FREE, status="running", exclusive_with=task1)
+    task1 = create_bump_campaign("bump-t1", "BUMP Task 1 (test)", "bump_taxonomy", status="running")
+    task2 = create_bump_campaign("bump-t2", "BUMP Task 2 (test)", "bump_free", status="running", exclusive_with=task1)
     make_bump_document(task2)
     took = make_worker("bump-took-t1")
     record_qualification(get_participation(took, task1), score=1.0, passed=True, answers={})

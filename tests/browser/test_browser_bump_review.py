@@ -9,7 +9,7 @@ import pytest
 from annotate.bump.models import Edit
 from annotate.bump.services import create_bump_campaign
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import BonusEntry, CampaignKind, ReviewStatus
+from annotate.models import BonusEntry, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
 from tests.browser import live_login
@@ -22,7 +22,7 @@ PASSWORD = "pw-factlab-1"
 def test_review_page_enter_undo_and_position(browser_page, live_server, screenshot):
     page = browser_page
     # The edits are submitted at once: without the speed rule, or the editor would be held at the third.
-    campaign = create_bump_campaign("bump-rv", "BUMP review page (test)", CampaignKind.BUMP_TAXONOMY, status="running",
+    campaign = create_bump_campaign("bump-rv", "BUMP review page (test)", "bump_taxonomy", status="running",
                                     min_seconds_per_sentence=0.0)
     make_bump_document(campaign)
     editor = make_worker("bump-rv-editor")

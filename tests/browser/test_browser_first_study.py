@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from annotate.bump.models import Edit
-from annotate.models import Assignment, AssignmentStatus, Campaign, CampaignKind, CampaignStatus, ReviewStatus
+from annotate.models import Assignment, AssignmentStatus, Campaign, CampaignStatus, ReviewStatus
 from annotate.providers import study_token
 from tests.browser import BROWSER_TIMEOUT_MS, live_login
 from tests.factories import make_worker
@@ -170,7 +170,7 @@ def test_a_new_admin_runs_a_bump_task2_study_from_upload_to_review(browser, brow
     live_login(admin, live_server, "new-admin", "pw-factlab-1")
     admin_uploads_and_confirms(admin, live_server, samples_dir, screenshot)
     campaign = Campaign.objects.get(slug=SLUG)
-    assert campaign.kind == CampaignKind.BUMP_FREE and campaign.items.filter(for_experts=False).count() == 8
+    assert campaign.kind == "bump_free" and campaign.items.filter(for_experts=False).count() == 8
     admin_sets_the_exits_and_starts(admin, live_server, screenshot)
 
     phone_context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)

@@ -15,7 +15,6 @@ from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     Assignment,
     AssignmentStatus,
-    CampaignKind,
     CampaignStatus,
     Participation,
 )
@@ -143,7 +142,7 @@ def test_bump_page_and_live_diff_read_as_text(view, live_server, screenshot):
     name, page = view
     rows = json.loads((SAMPLES_DIR / "bump_task2_sample.json").read_text(encoding="utf-8"))
     row = next(r for r in rows if "19-year-old" in r["reference_summary"])
-    campaign = create_bump_campaign(uid("bd").lower(), "BUMP Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)
+    campaign = create_bump_campaign(uid("bd").lower(), "BUMP Task 2", "bump_free", status=CampaignStatus.RUNNING)
     make_bump_document(campaign, reference=row["reference_summary"], article=row["article"])
     worker = make_worker(f"editor-{name}")
     qualify(worker, campaign)

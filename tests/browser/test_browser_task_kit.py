@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotate.bump.services import create_bump_campaign
-from annotate.models import Assignment, AssignmentStatus, CampaignKind, SentenceJudgement
+from annotate.models import Assignment, AssignmentStatus, SentenceJudgement
 from tests.browser import BROWSER_TIMEOUT_MS, live_login
 from tests.factories import make_bump_document, make_campaign, make_document, make_worker, qualify
 
@@ -155,7 +155,7 @@ def test_a_frank_item_on_a_phone_keeps_each_sentence_with_its_answers(browser, l
 
 
 def test_the_bump_editor_on_a_phone_comes_up_above_the_keyboard(browser, live_server, screenshot):
-    campaign = create_bump_campaign("kit-bump", "BUMP kit (test)", CampaignKind.BUMP_FREE, status="running", shipped_qualification_accepted=True)
+    campaign = create_bump_campaign("kit-bump", "BUMP kit (test)", "bump_free", status="running", shipped_qualification_accepted=True)
     make_bump_document(campaign)
     page = phone_page(browser)
     open_task(page, live_server, campaign, "kit-editor")
@@ -177,7 +177,7 @@ def test_the_bump_editor_on_a_phone_comes_up_above_the_keyboard(browser, live_se
 
 def test_bump_submits_with_ctrl_enter_from_the_editor(browser_page, live_server, screenshot):
     page = browser_page
-    campaign = create_bump_campaign("kit-bump-keys", "BUMP kit keys (test)", CampaignKind.BUMP_FREE, status="running",
+    campaign = create_bump_campaign("kit-bump-keys", "BUMP kit keys (test)", "bump_free", status="running",
                                     shipped_qualification_accepted=True)
     make_bump_document(campaign)
     open_task(page, live_server, campaign, "kit-bump-keys")

@@ -14,7 +14,6 @@ from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     Assignment,
     BonusEntry,
-    CampaignKind,
     CampaignStatus,
     Participation,
 )
@@ -94,7 +93,7 @@ def test_signals_never_refuse_block_or_hold_and_bad_values_are_dropped_by_name()
 
 
 def test_a_bump_edit_reports_pasted_characters_and_the_reference_counts_as_reading():
-    campaign = create_bump_campaign("signals-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
+    campaign = create_bump_campaign("signals-t1", "Task 1", "bump_taxonomy", status=CampaignStatus.RUNNING)
     reference = make_bump_document(campaign, types=["extrinsic_entity"])
     worker = make_worker()
     qualify(worker, campaign)

@@ -16,7 +16,6 @@ from annotate.frank.page import choose_traps
 from annotate.frank.prepared import prepare_documents, prepared_page
 from annotate.frank.traps import article_fingerprint, changed_sentence
 from annotate.models import (
-    CampaignKind,
     Document,
     DocumentPage,
     Summary,
@@ -64,10 +63,10 @@ def test_same_article_matches_whatever_the_tokenisation():
 def test_accepted_bump_edits_of_the_same_article_become_weighted_error_traps():
     frank = make_campaign(trap_rate=1.0)
     document = make_document(frank, traps={"F0": ARTICLE[0], "F5": "Budget the approved council Monday new."})
-    bump = make_campaign(kind=CampaignKind.BUMP_TAXONOMY)
+    bump = make_campaign(kind="bump_taxonomy")
     # The same article as BUMP ships it: other spacing, tokenised possessives, a different id.
     reference = _bump_article(bump, text="  ".join(s.replace("Greenvale", "Greenvale ") for s in ARTICLE))
-    other = _bump_article(make_campaign(kind=CampaignKind.BUMP_FREE), text="An unrelated article about harbours.")
+    other = _bump_article(make_campaign(kind="bump_free"), text="An unrelated article about harbours.")
     editor = make_worker()
     reviewer = make_worker(staff=True).user
     imported = _edit(reference, "Councillor Smith said it funds three new schools .", "intrinsic_entity", platform=False)
@@ -122,7 +121,7 @@ def test_a_bump_edit_trap_is_shown_and_scored_through_the_real_task_views(client
 
     frank = make_campaign(trap_rate=1.0, min_seconds_per_sentence=0)
     document = make_document(frank)
-    bump = make_campaign(kind=CampaignKind.BUMP_TAXONOMY)
+    bump = make_campaign(kind="bump_taxonomy")
     reference = _bump_article(bump, text=" ".join(ARTICLE))
     _edit(reference, "Councillor Smith said it funds three new schools .", "intrinsic_entity", platform=False)
     _edit(reference, "Mayor Helen Carter said it funds three new schools in 2030 .", "extrinsic_circumstance", platform=False)

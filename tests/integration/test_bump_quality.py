@@ -19,7 +19,7 @@ from annotate.bump.protocol import count_sentences
 from annotate.bump.review import make_reviewer, review_edit, undo_review
 from annotate.bump.services import create_bump_campaign
 from annotate.exporters.pseudonyms import worker_pseudonym
-from annotate.models import BonusEntry, CampaignKind, Participation, PayDecision, PayDecisionKind, ReviewStatus
+from annotate.models import BonusEntry, Participation, PayDecision, PayDecisionKind, ReviewStatus
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import ledger_csv, worker_total
 from annotate.services.errors import AssignmentClosed, InvalidSubmission, NotEligible
@@ -65,7 +65,7 @@ def test_inserted_words_are_highlighted_in_the_article():
 @pytest.fixture
 def task1(db):
     # Submitted at once: without the speed rule (tests/integration/test_bump_verified_pay.py) every worker here would be held.
-    return create_bump_campaign("q1", "Task 1", CampaignKind.BUMP_TAXONOMY, status="running", pay_per_item=Decimal("0.50"),
+    return create_bump_campaign("q1", "Task 1", "bump_taxonomy", status="running", pay_per_item=Decimal("0.50"),
                                 min_seconds_per_sentence=0.0)
 
 
@@ -139,7 +139,7 @@ def test_an_edit_bonus_is_held_while_the_workers_pay_is_held_and_settled_from_th
 
 
 def test_review_is_scoped_to_its_campaign_and_never_of_ones_own_edits(task1, client):
-    other = create_bump_campaign("q2", "Other", CampaignKind.BUMP_TAXONOMY, status="running")
+    other = create_bump_campaign("q2", "Other", "bump_taxonomy", status="running")
     make_bump_document(task1, types=["extrinsic_entity", "intrinsic_entity"])
     reviewer_worker = make_worker("rev-worker")
     make_reviewer(reviewer_worker.user)

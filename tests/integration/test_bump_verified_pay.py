@@ -16,7 +16,6 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     BonusEntry,
-    CampaignKind,
     CampaignStatus,
     Participation,
     PayDecision,
@@ -37,7 +36,7 @@ HONEST_EDITS = ["Pfizer", "Novartis", "Roche", "Sanofi", "Bayer", "Moderna", "As
 def task1():
     """A running Task 1 campaign with BUMP's defaults (speed rule, N/A and rejection limits, cap) and 4 documents
     of the seven requestable types each: 28 items."""
-    campaign = create_bump_campaign("vp", "Verified pay", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, pay_per_item=PAY)
+    campaign = create_bump_campaign("vp", "Verified pay", "bump_taxonomy", status=CampaignStatus.RUNNING, pay_per_item=PAY)
     for _ in range(4):
         make_bump_document(campaign)
     return campaign

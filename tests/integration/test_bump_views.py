@@ -14,7 +14,6 @@ from annotate.bump.services import create_bump_campaign
 from annotate.models import (
     Assignment,
     Campaign,
-    CampaignKind,
     CampaignStatus,
     Item,
     QualificationStatus,
@@ -45,7 +44,7 @@ def qualification_answers(campaign, worker, *, wrong: int = 0) -> dict[str, str]
 
 @pytest.fixture
 def task1():
-    campaign = create_bump_campaign("t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, qualification_attempts=2,
+    campaign = create_bump_campaign("t1", "Task 1", "bump_taxonomy", status=CampaignStatus.RUNNING, qualification_attempts=2,
                                     shipped_qualification_accepted=True)
     make_bump_document(campaign, types=["extrinsic_entity"])
     return campaign
@@ -88,7 +87,7 @@ def test_taxonomy_qualification_incomplete_then_wrong_then_right(client, task1):
 
 
 def test_accuracy_qualification_and_the_exclusive_pool(client, task1):
-    task2 = create_bump_campaign("t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, exclusive_with=task1, shipped_qualification_accepted=True,
+    task2 = create_bump_campaign("t2", "Task 2", "bump_free", status=CampaignStatus.RUNNING, exclusive_with=task1, shipped_qualification_accepted=True,
                                  qualification_attempts=2)
     make_bump_document(task2)
     took_t1, fresh = make_worker(), make_worker()
@@ -188,14 +187,14 @@ def test_setup_bump_demo_creates_running_exclusive_campaigns_idempotently():
     call_command("setup_bump_demo")
     call_command("setup_bump_demo")
     task1, task2 = Campaign.objects.get(slug="bump-task1"), Campaign.objects.get(slug="bump-task2")
-    assert (task1.kind, task2.kind, task2.exclusive_with) == (CampaignKind.BUMP_TAXONOMY, CampaignKind.BUMP_FREE, task1)
+    assert (task1.kind, task2.kind, task2.exclusive_with) == ("bump_taxonomy", "bump_free", task1)
     assert task1.status == task2.status == CampaignStatus.RUNNING and task1.redundancy == task2.redundancy == 1
     assert task1.qualification_pass_score == task2.qualification_pass_score == 1.0
     assert Item.objects.filter(campaign=task1).count() == 7 and Item.objects.filter(campaign=task2).count() == 8
 
 
 def test_setup_bump_demo_falls_back_to_the_committed_copy(settings, tmp_path):
-    from annotate.management.commands.setup_bump_demo import default_samples_dir
+    from annotate.bump.management.commands.setup_bump_demo import default_samples_dir
 
     settings.BASE_DIR = tmp_path / "repo"  # no ../shared next to it
     assert default_samples_dir() == tmp_path / "repo" / "data" / "bump-samples"
@@ -232,7 +231,7 @@ def test_the_shown_reference_submitted_unchanged_is_refused_on_every_sample_item
     """The edit check compares against the text as the page shows it (quotes, spacing), never the stored one."""
     rows = json.loads((samples_dir / sample).read_text(encoding="utf-8"))
     for number, row in enumerate(rows):
-        campaign = create_bump_campaign(f"s{number}", "Sample", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)
+        campaign = create_bump_campaign(f"s{number}", "Sample", "bump_free", status=CampaignStatus.RUNNING)
         make_bump_document(campaign, reference=row["reference_summary"], article=row["article"])
         worker = make_worker()
         qualify(worker, campaign)

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from annotate.frank import content as frank_content
 from annotate.frank.protocol import qualification_exercise
-from annotate.models import CampaignKind, GoldLabel, Participation, QualificationStatus
+from annotate.models import GoldLabel, Participation, QualificationStatus
 from annotate.protocols import protocol_for
 from annotate.services.control_items import set_gold_label
 from tests.factories import make_campaign, make_document, make_worker
@@ -115,7 +115,7 @@ def test_without_material_the_shipped_pool_waits_for_the_admin_s_acceptance():
 
 
 def test_bump_campaigns_need_their_own_material_or_the_admin_s_acceptance():
-    campaign = make_campaign(kind=CampaignKind.BUMP_TAXONOMY, qualification_required=True, shipped_qualification_accepted=False)
+    campaign = make_campaign(kind="bump_taxonomy", qualification_required=True, shipped_qualification_accepted=False)
     assert protocol_for(campaign.kind).qualification_source(campaign) == "shipped"
     client, _ = _participant(campaign)
     assert client.get(reverse("annotate:bump-qualification", args=[campaign.slug])).status_code == 503

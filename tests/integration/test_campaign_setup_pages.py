@@ -12,7 +12,7 @@ from django.utils import timezone
 from annotate.bump.models import Edit
 from annotate.bump.review import review_edit
 from annotate.bump.services import create_bump_campaign
-from annotate.models import Campaign, CampaignKind, CampaignStatus
+from annotate.models import Campaign, CampaignStatus
 from annotate.roles import RESEARCHER, can_review, role_of
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.campaign_settings import campaign_sections
@@ -50,7 +50,7 @@ def test_the_settings_page_groups_every_setting_with_help_and_only_those_of_the_
         assert f'id="settings-{section}"' in page
     assert "Prolific completion code" in page and "The code Prolific gave your study" in page
     assert 'name="trap_rate"' in page and 'name="adaptive_redundancy"' in page and 'name="max_edit_distance"' not in page
-    bump = create_bump_campaign("bump-settings", "BUMP", CampaignKind.BUMP_FREE)
+    bump = create_bump_campaign("bump-settings", "BUMP", "bump_free")
     fields = {name for section in campaign_sections(bump) for name in section.fields}
     assert {"max_edit_distance", "unreviewed_paid_edits", "prolific_completion_code", "redundancy"} <= fields
     assert not fields & {"trap_rate", "adaptive_redundancy", "control_share"}  # BUMP's work is checked by review
@@ -86,7 +86,7 @@ def test_the_api_refuses_what_the_settings_page_refuses():
 
     api = APIClient()
     api.force_authenticate(make_worker(staff=True).user)
-    bump = create_bump_campaign("bump-api-settings", "BUMP", CampaignKind.BUMP_FREE)
+    bump = create_bump_campaign("bump-api-settings", "BUMP", "bump_free")
     answer = api.patch(f"/api/campaigns/{bump.slug}/", {"adaptive_redundancy": True}, format="json")
     assert answer.status_code == 400 and "adaptive_redundancy" in answer.json()
     answer = api.patch(f"/api/campaigns/{bump.slug}/", {"prolific_completion_code": "X", "prolific_screenout_code": "X"}, format="json")
@@ -105,8 +105,8 @@ def test_only_staff_open_the_settings_and_people_pages(client):
 
 
 def test_a_reviewer_invited_for_one_campaign_reviews_it_and_no_other(client):
-    mine = create_bump_campaign("bump-mine", "Mine", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, qualification_required=False)
-    other = create_bump_campaign("bump-other", "Other", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, qualification_required=False)
+    mine = create_bump_campaign("bump-mine", "Mine", "bump_free", status=CampaignStatus.RUNNING, qualification_required=False)
+    other = create_bump_campaign("bump-other", "Other", "bump_free", status=CampaignStatus.RUNNING, qualification_required=False)
     edits = []
     for campaign in (mine, other):
         make_bump_document(campaign)

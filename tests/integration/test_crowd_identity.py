@@ -477,10 +477,9 @@ def test_task_page_states_pay_bonus_owed_and_blocking_rules_without_revealing_ch
 
 
 def test_bump_task_page_states_its_rules_too(client):
-    from annotate.models import CampaignKind
     from tests.factories import make_bump_document, qualify
 
-    campaign = make_campaign(kind=CampaignKind.BUMP_TAXONOMY, pay_per_item=Decimal("0.40"), entity_check_enabled=True, trap_rate=0.25)
+    campaign = make_campaign(kind="bump_taxonomy", pay_per_item=Decimal("0.40"), entity_check_enabled=True, trap_rate=0.25)
     make_bump_document(campaign, types=["extrinsic_entity"])
     worker = make_worker()
     qualify(worker, campaign)

@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.bump.services import create_bump_campaign
-from annotate.models import CampaignKind, Participation, QualificationStatus, Worker
+from annotate.models import Participation, QualificationStatus, Worker
 from tests.factories import make_campaign, make_document
 from tests.integration.test_crowd_identity import an_ip, mturk_url, prolific_url, submit_current, uid
 
@@ -39,9 +39,9 @@ def test_completion_shows_the_code_as_text_with_a_copy_button_and_the_return_lin
     assert b'data-copy="DONE7"' in page and b"cc=DONE7" in page and b"Back to the campaigns" not in page
 
 
-@pytest.mark.parametrize("kind", [CampaignKind.FRANK, CampaignKind.BUMP_FREE])
+@pytest.mark.parametrize("kind", ["frank", "bump_free"])
 def test_a_failed_qualification_shows_the_screen_out_code_and_a_return_link(kind):
-    if kind == CampaignKind.FRANK:
+    if kind == "frank":
         campaign = make_campaign(prolific_completion_code="DONE8", prolific_screenout_code="OUT8", qualification_required=True)
         url = reverse("annotate:frank-qualification", args=[campaign.slug])
     else:
@@ -92,7 +92,7 @@ def test_mturk_worker_with_nothing_done_is_told_to_return_the_hit():
 def test_a_crowd_identity_sees_only_the_campaign_of_its_study_link():
     mine = make_campaign(prolific_completion_code="C1", prolific_screenout_code="S1")
     other = make_campaign()
-    bump = create_bump_campaign(uid("b").lower(), "BUMP Task 2", CampaignKind.BUMP_FREE, status="running", shipped_qualification_accepted=True)
+    bump = create_bump_campaign(uid("b").lower(), "BUMP Task 2", "bump_free", status="running", shipped_qualification_accepted=True)
     make_document(mine)
     client, _ = arrive(mine)
     home = client.get(reverse("annotate:home"))

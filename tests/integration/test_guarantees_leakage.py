@@ -212,11 +212,11 @@ def test_bump_pages_carry_no_qualification_key():
     keys stay on the server."""
     from annotate.bump import content as bump_content
     from annotate.bump.services import create_bump_campaign
-    from annotate.models import CampaignKind, CampaignStatus
+    from annotate.models import CampaignStatus
     from tests.factories import make_bump_document
 
-    task1 = create_bump_campaign("leak-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)
-    task2 = create_bump_campaign("leak-t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)
+    task1 = create_bump_campaign("leak-t1", "Task 1", "bump_taxonomy", status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)
+    task2 = create_bump_campaign("leak-t2", "Task 2", "bump_free", status=CampaignStatus.RUNNING, shipped_qualification_accepted=True)
     make_bump_document(task1, types=["extrinsic_entity"])
     make_bump_document(task2)
     pages: dict[str, str] = {}

@@ -277,11 +277,11 @@ def test_acknowledged_submission_is_committed_before_the_response(monkeypatch):
 
 def _bump_task():
     from annotate.bump.services import create_bump_campaign
-    from annotate.models import CampaignKind, CampaignStatus
+    from annotate.models import CampaignStatus
     from tests.factories import make_bump_document
 
     campaign = create_bump_campaign(
-        "guarantee-bump", "Guarantee BUMP", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING,
+        "guarantee-bump", "Guarantee BUMP", "bump_taxonomy", status=CampaignStatus.RUNNING,
         qualification_required=False, tutorial_required=False,
     )
     make_bump_document(campaign, types=["extrinsic_entity"])

@@ -25,7 +25,6 @@ from annotate.models import (
     AssignmentStatus,
     BonusEntry,
     Campaign,
-    CampaignKind,
     Document,
     ImportJob,
     MetricScore,
@@ -271,7 +270,7 @@ def test_frank_export_with_hostile_document_ids_has_safe_names_and_reimports(tmp
          "summaries": [{"system": "bart", "text": f"Council {n} met.", "sentences": [f"Council {n} met."], "human_scores": {"Factuality": 1.0}}]}
         for n, doc_id in enumerate(HOSTILE_IDS)
     ]
-    import_dataset("jsonl", [_jsonl(tmp_path / "hostile.jsonl", records)], campaign_slug="ids-a", campaign_kind=CampaignKind.FRANK)
+    import_dataset("jsonl", [_jsonl(tmp_path / "hostile.jsonl", records)], campaign_slug="ids-a", campaign_kind="frank")
     archive_bytes = _download(admin_client, "ids-a", format="frank")
     names = zipfile.ZipFile(io.BytesIO(archive_bytes)).namelist()
     articles = [n for n in names if n.startswith("articles/")]
@@ -296,10 +295,10 @@ def test_bump_export_with_hostile_article_ids_reimports(tmp_path, admin_client):
     ]
     source = tmp_path / "pairs.json"
     source.write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
-    import_dataset("bump", [source], campaign_slug="bump-ids-a", campaign_kind=CampaignKind.BUMP_TAXONOMY)
+    import_dataset("bump", [source], campaign_slug="bump-ids-a", campaign_kind="bump_taxonomy")
     exported = tmp_path / "bump.json"
     exported.write_bytes(_download(admin_client, "bump-ids-a", format="bump"))
-    import_dataset("bump", [exported], campaign_slug="bump-ids-b", campaign_kind=CampaignKind.BUMP_TAXONOMY)
+    import_dataset("bump", [exported], campaign_slug="bump-ids-b", campaign_kind="bump_taxonomy")
     assert set(_documents("bump-ids-b")) == set(HOSTILE_IDS) and _documents("bump-ids-b") == _documents("bump-ids-a")
 
 

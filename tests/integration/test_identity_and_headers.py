@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from annotate.bump.review import make_reviewer
-from annotate.models import CampaignKind, Worker
+from annotate.models import Worker
 from annotate.providers import study_token
 from tests.conftest import REPO_ROOT
 from tests.factories import (
@@ -107,7 +107,7 @@ def test_a_signed_in_account_is_offered_to_sign_out_too():
 
 
 def test_only_crowd_workers_pages_may_be_framed():
-    campaign = make_campaign(kind=CampaignKind.BUMP_TAXONOMY)
+    campaign = make_campaign(kind="bump_taxonomy")
     make_bump_document(campaign)
     crowd = Client()
     crowd.get(prolific_link(campaign, f"P{uuid.uuid4().hex[:12]}"), REMOTE_ADDR=an_ip())

@@ -109,7 +109,7 @@ def test_a_refit_asked_for_through_the_api_gives_imported_judgements_their_poste
 def test_a_second_refit_request_joins_the_queued_one_and_bump_campaigns_have_none(campaign, researcher_client, admin_client, settings):
     from django.core.cache import cache
 
-    from annotate.models import Campaign, CampaignKind
+    from annotate.models import Campaign
     from factlab.celery import app
 
     cache.clear()
@@ -125,7 +125,7 @@ def test_a_second_refit_request_joins_the_queued_one_and_bump_campaigns_have_non
     assert first.json()["already_queued"] is False and second.json()["already_queued"] is True and second.json()["queued"] is True
     assert SentenceLabel.objects.filter(summary__document__campaign=campaign).count() == 0  # nothing fitted in the request
 
-    bump = Campaign.objects.create(slug="bump-labels", name="BUMP", kind=CampaignKind.BUMP_FREE)
+    bump = Campaign.objects.create(slug="bump-labels", name="BUMP", kind="bump_free")
     refused = admin_client.post("/api/campaigns/bump-labels/labels/")
     assert refused.status_code == 400 and "no sentence labels" in refused.json()["detail"]
     assert bump.pk

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from annotate.frank.services import check_entity_answer
-from annotate.models import CampaignKind
 from annotate.services.assignments import request_assignment, submit_assignment
 from tests.factories import BUMP_REFERENCE, make_bump_document, make_campaign, make_document, make_worker, qualify
 
@@ -13,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_the_admin_lists_each_protocol_app_s_own_rows(admin_client):
-    bump = make_campaign(kind=CampaignKind.BUMP_FREE)
+    bump = make_campaign(kind="bump_free")
     make_bump_document(bump)
     editor = make_worker()
     qualify(editor, bump)

@@ -122,12 +122,12 @@ def test_bump_campaigns_import_their_own_pools_validated_as_a_whole(tmp_path, cl
     from annotate.bump import content as bump_content
     from annotate.bump.protocol import qualification_test
     from annotate.bump.services import create_bump_campaign
-    from annotate.models import CampaignKind, CampaignStatus
+    from annotate.models import CampaignStatus
     from annotate.services.participation import get_participation
     from taxonomies.bump import REQUESTABLE
 
-    task1 = create_bump_campaign("pool-t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
-    task2 = create_bump_campaign("pool-t2", "Task 2", CampaignKind.BUMP_FREE, status=CampaignStatus.RUNNING)
+    task1 = create_bump_campaign("pool-t1", "Task 1", "bump_taxonomy", status=CampaignStatus.RUNNING)
+    task2 = create_bump_campaign("pool-t2", "Task 2", "bump_free", status=CampaignStatus.RUNNING)
     reference = "The harbour of Brill opened in 1900 ."
     # Types written as BUMP's files write them ("Extrinsic Entity Error") or as codes.
     edits = [{"edited": f"The harbour of Brill opened in 190{k} with {t.name} .", "error_type": t.name if k else t.code}

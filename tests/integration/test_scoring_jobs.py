@@ -8,7 +8,6 @@ from django.utils import timezone
 
 from annotate.models import (
     Campaign,
-    CampaignKind,
     Document,
     MetricScore,
     MetricSource,
@@ -102,7 +101,7 @@ def _test_scorers(monkeypatch):
 @pytest.fixture
 def campaign() -> Campaign:
     """Three documents: with a reference and two systems; without reference; with a reference and a BUMP edit."""
-    campaign = Campaign.objects.create(slug="jobs", name="Jobs", kind=CampaignKind.BUMP_TAXONOMY)
+    campaign = Campaign.objects.create(slug="jobs", name="Jobs", kind="bump_taxonomy")
     d1 = Document.objects.create(campaign=campaign, external_id="d1", text="the cat sat on the mat today")
     d2 = Document.objects.create(campaign=campaign, external_id="d2", text="a dog barked at night")
     d3 = Document.objects.create(campaign=campaign, external_id="d3", text="rain fell on the city all day")

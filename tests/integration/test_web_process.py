@@ -21,7 +21,7 @@ from django.test import Client
 
 from annotate.bump.models import Edit
 from annotate.bump.services import create_bump_campaign
-from annotate.models import Assignment, CampaignKind, CampaignStatus
+from annotate.models import Assignment, CampaignStatus
 from annotate.services.assignments import request_assignment
 from tests.celery_helpers import worker_database_url
 from tests.conftest import REPO_ROOT
@@ -138,7 +138,7 @@ def terminate_backends(application_name: str) -> int:
 
 
 def test_a_fresh_worker_loads_no_spacy_in_a_request_and_dropped_database_connections_cost_no_request(tmp_path):
-    campaign = create_bump_campaign("t1", "Task 1", CampaignKind.BUMP_TAXONOMY, status=CampaignStatus.RUNNING)
+    campaign = create_bump_campaign("t1", "Task 1", "bump_taxonomy", status=CampaignStatus.RUNNING)
     make_bump_document(campaign, types=["extrinsic_entity"])
     worker = make_worker()
     qualify(worker, campaign)

@@ -103,10 +103,14 @@ class RatingProtocol(Protocol):
             items = items.filter(document_id__in=documents)
         return set(items.values_list("pk", flat=True))
 
-    def gold_tallies(self, worker_id: int, campaign: Campaign, *, until: datetime | None = None) -> list[GoldTally]:
+    def gold_tallies(
+        self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+    ) -> list[GoldTally]:
         ratings = Rating.objects.filter(worker_id=worker_id, assignment__item__campaign=campaign, summary__gold_rating__isnull=False)
         if until is not None:
             ratings = ratings.filter(assignment__submitted_at__lte=until)
+        if assignment_id is not None:
+            ratings = ratings.filter(assignment_id=assignment_id)
         tallies = []
         for score, gold, at in ratings.values_list("score", "summary__gold_rating__score", "assignment__submitted_at"):
             expected = gold_side(gold)

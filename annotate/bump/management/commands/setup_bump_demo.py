@@ -5,11 +5,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotate.bump import kinds as bump_kinds
 from annotate.bump.review import make_reviewer
 from annotate.bump.services import create_bump_campaign
 from annotate.demo_accounts import DEMO_REVIEWER, refuse_in_production
 from annotate.importers.base import ImportFailed
-from annotate.models import Campaign, CampaignKind, CampaignStatus
+from annotate.models import Campaign, CampaignStatus
 from annotate.protocols import kinds_of_family
 from annotate.services.campaigns import set_campaign_status
 from annotate.services.crowd import ensure_prolific_codes
@@ -37,11 +38,11 @@ class Command(BaseCommand):
         refuse_in_production("setup_bump_demo")
         samples = options["samples"] or default_samples_dir()
         task1 = Campaign.objects.filter(slug=TASK1_SLUG).first() or create_bump_campaign(
-            TASK1_SLUG, "BUMP Task 1 demo: introduce a given error type", CampaignKind.BUMP_TAXONOMY,
+            TASK1_SLUG, "BUMP Task 1 demo: introduce a given error type", bump_kinds.TAXONOMY,
             description="Edit a reference summary to introduce exactly one error of the requested type (BUMP Task 1).",
         )
         task2 = Campaign.objects.filter(slug=TASK2_SLUG).first() or create_bump_campaign(
-            TASK2_SLUG, "BUMP Task 2 demo: introduce any error", CampaignKind.BUMP_FREE, exclusive_with=task1,
+            TASK2_SLUG, "BUMP Task 2 demo: introduce any error", bump_kinds.FREE, exclusive_with=task1,
             description="Edit a reference summary to introduce one factual error of any kind (BUMP Task 2).",
         )
         for campaign, name in ((task1, "bump_task1_sample.json"), (task2, "bump_task2_sample.json")):
