@@ -2,21 +2,16 @@
 registry line (a toy protocol registered here runs a claim, a submit and an export through the shared code)."""
 from __future__ import annotations
 
-import json
-
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
 from rest_framework.test import APIClient
 
-from annotate import kinds
-from annotate.models import Assignment, AssignmentStatus, Campaign, SentenceJudgement
-from annotate.protocols import protocol_for
-from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.models import Campaign
 from annotate.services.campaigns import CampaignStateError, apply_campaign_action, create_campaign
 from annotate.services.imports import import_dataset
-from tests.factories import make_document, make_worker
+from tests.factories import make_document
 
 pytestmark = pytest.mark.django_db
 
@@ -120,53 +115,6 @@ def test_state_actions_follow_one_rule():
     with pytest.raises(CampaignStateError, match="cannot start the campaign: it is paused"):
         apply_campaign_action(campaign, "start")
     assert apply_campaign_action(campaign, "resume").status == "running"
-
-
-@pytest.fixture
-def toy_registered(monkeypatch):
-    from tests.toy_protocol import ToyProtocol
-
-    monkeypatch.setitem(kinds.PROTOCOLS, "toy", ToyProtocol())
-
-
-def test_a_toy_protocol_runs_claim_submit_and_export_through_the_shared_code(toy_registered, tmp_path, superuser):
-    records = [
-        {"id": f"doc-{n}", "text": f"Article {n} says the sky is blue.", "sentences": [f"Article {n} says the sky is blue."],
-         "summaries": [{"system": "toy", "text": f"Summary {n}.", "sentences": [f"Summary {n}."]}]}
-        for n in range(2)
-    ]
-    path = tmp_path / "toy.jsonl"
-    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
-    import_dataset("jsonl", [path], campaign_slug="toy-campaign", campaign_kind="toy")
-    campaign = Campaign.objects.get(slug="toy-campaign")
-    assert campaign.kind == "toy" and campaign.redundancy == 2 and campaign.get_kind_display() == "Toy yes/no question"
-    assert campaign.items.count() == 2  # the toy's items: one per document
-    Campaign.objects.filter(pk=campaign.pk).update(crowd_platform="invited", bonus_per_item=0)  # ready for a study
-    campaign.refresh_from_db()
-    apply_campaign_action(campaign, "start")
-
-    worker = make_worker("toy-worker")
-    assignment = request_assignment(worker, campaign)  # no tutorial, no qualification: straight to work
-    assert assignment is not None and assignment.status == AssignmentStatus.ACTIVE
-    with pytest.raises(Exception, match="factual must be true or false"):
-        submit_assignment(assignment.pk, worker, {"factual": "yes"}, submission_key="k0", campaign=campaign)
-    outcome = submit_assignment(assignment.pk, worker, {"factual": False}, submission_key="k1", campaign=campaign)
-    assert not outcome.duplicate
-    assert Assignment.objects.get(pk=assignment.pk).status == AssignmentStatus.SUBMITTED
-    assert SentenceJudgement.objects.filter(worker=worker, factual=False).count() == 1
-
-    api = APIClient()
-    api.force_authenticate(superuser)
-    own = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "toy"})
-    assert own.status_code == 200 and own["Content-Disposition"].endswith('toy-campaign-toy.jsonl"')
-    lines = [json.loads(line) for line in b"".join(own.streaming_content).decode().splitlines()]
-    assert lines == [{"document": assignment.item.document.external_id, "factual": False}]
-    rows = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "jsonl", "rows": "judgements"})
-    assert rows.status_code == 200 and b'"factual":false' in b"".join(rows.streaming_content)
-    # Another protocol's format is refused with the toy's own formats named.
-    refused = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "frank"})
-    assert refused.status_code == 400 and "toy, jsonl, csv, parquet" in refused.json()["format"][0]
-    assert protocol_for("toy").qualification_passed(campaign, 1.0)
 
 
 def test_an_unregistered_kind_is_refused_by_name(samples_dir):

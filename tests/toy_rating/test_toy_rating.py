@@ -153,6 +153,9 @@ def test_a_rating_campaign_runs_import_claim_page_submit_gold_pay_export_and_rep
     assert "ratings" in parquet.read("README.md").decode()
     foreign = api.get(f"/api/campaigns/{campaign.slug}/export/", {"format": "jsonl", "rows": "judgements,ratings,nonsense"})
     assert foreign.status_code == 400 and "rows" in foreign.json()
+    # Another protocol's own format is refused, naming the formats this campaign offers.
+    other = api.get(export, {"format": "frank"})
+    assert other.status_code == 400 and "jsonl, csv, parquet" in other.json()["format"][0], other.json()
 
     # A report section: the API, manage.py report and its JSON show the toy's counts and agreement statistic.
     report = api.get(f"/api/campaigns/{campaign.slug}/report/")
