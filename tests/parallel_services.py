@@ -64,10 +64,9 @@ class PrivateRedis:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _answers_ping(self.port):
             if self.process.poll() is not None or time.monotonic() > deadline:
+                log = self.log_path.read_text(errors="replace")[-2000:]
                 self.stop()
-                raise pytest.UsageError(
-                    f"the private Redis of a test worker did not answer on port {self.port}:\n{self.log_path.read_text()[-2000:]}"
-                )
+                raise pytest.UsageError(f"the private Redis of a test worker did not answer on port {self.port}:\n{log}")
             time.sleep(0.05)
 
     def url_like(self, url: str) -> str:
@@ -83,6 +82,7 @@ class PrivateRedis:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+        self.log_path.unlink(missing_ok=True)  # read only when the server does not start (the error quotes it)
 
 
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: without the plugin (-p no:xdist) there is nothing to do
