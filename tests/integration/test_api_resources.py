@@ -52,6 +52,15 @@ def test_admin_creates_and_moves_a_campaign(admin_client, researcher):
     assert Campaign.objects.get(slug="new-one").status == "finished"
 
 
+def test_a_campaign_created_without_a_kind_gets_the_first_registered_protocols(admin_client):
+    from annotate.kinds import PROTOCOLS
+
+    created = admin_client.post("/api/campaigns/", {"slug": "no-kind", "name": "No kind given"}, format="json")
+    assert created.status_code == 201, created.content
+    first = next(iter(PROTOCOLS))
+    assert created.json()["kind"] == first == Campaign.objects.get(slug="no-kind").kind
+
+
 def test_campaign_create_validates(admin_client):
     bad = admin_client.post("/api/campaigns/", {"slug": "bad slug!", "name": "", "redundancy": 0}, format="json")
     assert bad.status_code == 400 and {"slug", "name", "redundancy"} <= set(bad.json())

@@ -50,7 +50,7 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
-        serializer.instance = create_campaign(slug=data.pop("slug"), name=data.pop("name"), kind=data.pop("kind", Campaign._meta.get_field("kind").default), fields=data)
+        serializer.instance = create_campaign(slug=data.pop("slug"), name=data.pop("name"), kind=data.pop("kind", Campaign._meta.get_field("kind").get_default()), fields=data)
 
     def _move(self, action_name: str) -> Response:
         campaign = self.get_object()
