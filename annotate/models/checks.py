@@ -10,8 +10,19 @@ from django.db.models.lookups import Exact
 from .workers import Participation
 
 
+class JsonType(Func):
+    """The JSON type of a value, as the database names it: PostgreSQL's ``jsonb_typeof``, SQLite's ``json_type``
+    (the demo's database); both call an array "array"."""
+
+    function = "jsonb_typeof"
+    output_field = models.CharField()
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return super().as_sql(compiler, connection, function="json_type", **extra_context)
+
+
 def is_json_array(field: str) -> Exact:
-    return Exact(Func(F(field), function="jsonb_typeof", output_field=models.CharField()), Value("array"))
+    return Exact(JsonType(F(field)), Value("array"))
 
 
 class CheckedAnswerCounts(models.Model):

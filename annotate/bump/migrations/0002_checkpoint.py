@@ -4,20 +4,27 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+BATCH = 2000
+
+
+# Through the ORM, not SQL: the same migration runs on PostgreSQL and on the demo's SQLite.
 def copy_codes(apps, schema_editor):
-    assignments = apps.get_model("annotate", "Assignment")._meta.db_table
-    checkpoints = apps.get_model("bump", "Checkpoint")._meta.db_table
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {checkpoints} (assignment_id, code) SELECT id, checkpoint_code FROM {assignments} WHERE checkpoint_code <> ''"
-        )
+    Assignment = apps.get_model("annotate", "Assignment")
+    Checkpoint = apps.get_model("bump", "Checkpoint")
+    db = schema_editor.connection.alias
+    codes = Assignment.objects.using(db).exclude(checkpoint_code="").values_list("pk", "checkpoint_code")
+    Checkpoint.objects.using(db).bulk_create([Checkpoint(assignment_id=pk, code=code) for pk, code in codes], batch_size=BATCH)
 
 
 def restore_codes(apps, schema_editor):
-    assignments = apps.get_model("annotate", "Assignment")._meta.db_table
-    checkpoints = apps.get_model("bump", "Checkpoint")._meta.db_table
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {assignments} a SET checkpoint_code = c.code FROM {checkpoints} c WHERE c.assignment_id = a.id")
+    Assignment = apps.get_model("annotate", "Assignment")
+    Checkpoint = apps.get_model("bump", "Checkpoint")
+    db = schema_editor.connection.alias
+    codes = dict(Checkpoint.objects.using(db).values_list("assignment_id", "code"))
+    assignments = list(Assignment.objects.using(db).filter(pk__in=list(codes)).only("pk", "checkpoint_code"))
+    for assignment in assignments:
+        assignment.checkpoint_code = codes[assignment.pk]
+    Assignment.objects.using(db).bulk_update(assignments, ["checkpoint_code"], batch_size=BATCH)
 
 
 class Migration(migrations.Migration):

@@ -5,26 +5,40 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
+BATCH = 2000
+
+
+def _choice(layout) -> int | None:
+    choice = layout.get("entity_choice") if isinstance(layout, dict) else None
+    return choice if isinstance(choice, int) and not isinstance(choice, bool) and choice >= 0 else None
+
+
+# Through the ORM, not SQL: the same migration runs on PostgreSQL and on the demo's SQLite.
 def copy_answers(apps, schema_editor):
-    assignments = apps.get_model("annotate", "Assignment")._meta.db_table
-    answers = apps.get_model("frank", "EntityAnswer")._meta.db_table
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(f"""
-            INSERT INTO {answers} (assignment_id, choice, correct)
-            SELECT id, CASE WHEN jsonb_typeof(layout -> 'entity_choice') = 'number' THEN (layout ->> 'entity_choice')::smallint END,
-                   entity_correct
-            FROM {assignments} WHERE entity_correct IS NOT NULL""")
-        cursor.execute(f"UPDATE {assignments} SET layout = layout - 'entity_choice' WHERE layout -> 'entity_choice' IS NOT NULL")
+    Assignment = apps.get_model("annotate", "Assignment")
+    EntityAnswer = apps.get_model("frank", "EntityAnswer")
+    db = schema_editor.connection.alias
+    answered = list(Assignment.objects.using(db).filter(entity_correct__isnull=False).values_list("pk", "layout", "entity_correct"))
+    EntityAnswer.objects.using(db).bulk_create(
+        [EntityAnswer(assignment_id=pk, choice=_choice(layout), correct=correct) for pk, layout, correct in answered], batch_size=BATCH)
+    with_choice = [a for a in Assignment.objects.using(db).only("pk", "layout").iterator(chunk_size=BATCH) if isinstance(a.layout, dict) and "entity_choice" in a.layout]
+    for assignment in with_choice:
+        del assignment.layout["entity_choice"]
+    Assignment.objects.using(db).bulk_update(with_choice, ["layout"], batch_size=BATCH)
 
 
 def restore_answers(apps, schema_editor):
-    assignments = apps.get_model("annotate", "Assignment")._meta.db_table
-    answers = apps.get_model("frank", "EntityAnswer")._meta.db_table
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(f"""
-            UPDATE {assignments} a SET entity_correct = e.correct,
-                   layout = CASE WHEN e.choice IS NULL THEN a.layout ELSE a.layout || jsonb_build_object('entity_choice', e.choice) END
-            FROM {answers} e WHERE e.assignment_id = a.id""")
+    Assignment = apps.get_model("annotate", "Assignment")
+    EntityAnswer = apps.get_model("frank", "EntityAnswer")
+    db = schema_editor.connection.alias
+    answers = dict(EntityAnswer.objects.using(db).values_list("assignment_id", "correct"))
+    choices = dict(EntityAnswer.objects.using(db).filter(choice__isnull=False).values_list("assignment_id", "choice"))
+    assignments = list(Assignment.objects.using(db).filter(pk__in=list(answers)).only("pk", "layout", "entity_correct"))
+    for assignment in assignments:
+        assignment.entity_correct = answers[assignment.pk]
+        if assignment.pk in choices:
+            assignment.layout = {**(assignment.layout or {}), "entity_choice": choices[assignment.pk]}
+    Assignment.objects.using(db).bulk_update(assignments, ["entity_correct", "layout"], batch_size=BATCH)
 
 
 class Migration(migrations.Migration):
