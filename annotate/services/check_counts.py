@@ -111,6 +111,11 @@ def _store(participation: Participation, version: int, cells: list[list], recent
     )
 
 
+def _counted_from_history(participation: Participation, campaign: Campaign) -> tuple[list[list], list[Check]]:
+    """The counts of every checked answer of the worker's history in ``campaign``, from scratch."""
+    return add_checks([], [], worker_checks(participation.worker_id, campaign))
+
+
 def _kept_counts(participation: Participation) -> CheckedAnswerCounts | None:
     try:  # loaded with the participation's row lock where the caller asked for it (no query then)
         return participation.checked_counts
@@ -132,7 +137,7 @@ def count_submission(participation: Participation, assignment: Assignment) -> Ch
         new = worker_checks(participation.worker_id, campaign, assignment_id=assignment.pk)
         cells, recent = add_checks(kept.cells, [_group(row) for row in kept.recent], new)
     else:
-        cells, recent = add_checks([], [], worker_checks(participation.worker_id, campaign))
+        cells, recent = _counted_from_history(participation, campaign)
     _store(participation, campaign.checks_version, cells, recent, exists=kept is not None)
     answers = _answers(cells, recent)
     keep_submission_answers(participation, answers)
@@ -141,8 +146,7 @@ def count_submission(participation: Participation, assignment: Assignment) -> Ch
 
 def recounted_answers(participation: Participation) -> CheckedAnswers:
     """What the participation's counts hold when counted from scratch from the worker's history (no write)."""
-    cells, recent = add_checks([], [], worker_checks(participation.worker_id, participation.campaign))
-    return _answers(cells, recent)
+    return _answers(*_counted_from_history(participation, participation.campaign))
 
 
 def kept_answers(participation: Participation) -> CheckedAnswers | None:
@@ -163,7 +167,7 @@ def recount_checked_answers(campaign: Campaign | None = None) -> int:
             locked = Participation.objects.select_for_update(of=("self",)).select_related("campaign").filter(pk=pk).first()
             if locked is None:
                 continue
-            cells, recent = add_checks([], [], worker_checks(locked.worker_id, locked.campaign))
+            cells, recent = _counted_from_history(locked, locked.campaign)
             _store(locked, locked.campaign.checks_version, cells, recent, exists=True)
             counted += 1
     return counted
