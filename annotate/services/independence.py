@@ -112,10 +112,18 @@ def _non_control(queryset):
     return queryset.exclude(Exists(gold))
 
 
-def _pairs_sql() -> str:
+def _pairs_sql(partner_count: int) -> str:
     """One query comparing a worker with each of several others on the items both submitted in a campaign:
     per partner, the shared items, who submitted each later, and on their shared non-control sentences the
-    counts kappa, identical answers (label and the same set of categories) and identical times rest on."""
+    counts kappa, identical answers (label and the same set of categories) and identical times rest on.
+    The named partners are one placeholder each, not an array: the demo's SQLite runs the same query."""
+    named = ", ".join(f"%(partner_{k})s" for k in range(partner_count)) or "NULL"
+    # The same set of categories: containment both ways on PostgreSQL's jsonb; the demo's SQLite keeps JSON as
+    # text, where the lists compare as written (answers store their categories in the taxonomy's order).
+    same_categories = (
+        "COALESCE(jm.categories, '[]') @> COALESCE(jt.categories, '[]') AND COALESCE(jt.categories, '[]') @> COALESCE(jm.categories, '[]')"
+        if connection.vendor == "postgresql" else "COALESCE(jm.categories, '[]') = COALESCE(jt.categories, '[]')"
+    )
     assignment, item = Assignment._meta.db_table, Assignment._meta.get_field("item").related_model._meta.db_table
     judgement, gold = SentenceJudgement._meta.db_table, GoldLabel._meta.db_table
     return f"""
@@ -125,7 +133,7 @@ def _pairs_sql() -> str:
         shared AS (
             SELECT o.worker_id AS partner, m.id AS mine_id, o.id AS theirs_id, m.submitted_at AS mine_at, o.submitted_at AS theirs_at
             FROM {assignment} o JOIN mine m ON m.item_id = o.item_id
-            WHERE o.status = %(submitted)s AND o.worker_id <> %(me)s AND (o.worker_id = ANY(%(partners)s) OR o.worker_id IN (
+            WHERE o.status = %(submitted)s AND o.worker_id <> %(me)s AND (o.worker_id IN ({named}) OR o.worker_id IN (
                 SELECT p.worker_id FROM {assignment} p WHERE p.item_id = %(item)s AND p.status = %(submitted)s))),
         items AS (
             SELECT partner, COUNT(*) AS shared_items, COUNT(*) FILTER (WHERE mine_at > theirs_at) AS mine_after,
@@ -134,9 +142,7 @@ def _pairs_sql() -> str:
         sentences AS (
             SELECT s.partner, COUNT(*) AS n, COUNT(*) FILTER (WHERE jm.factual = jt.factual) AS agree,
                    COUNT(*) FILTER (WHERE jm.factual) AS mine_yes, COUNT(*) FILTER (WHERE jt.factual) AS theirs_yes,
-                   COUNT(*) FILTER (WHERE jm.factual = jt.factual
-                                    AND COALESCE(jm.categories, '[]') @> COALESCE(jt.categories, '[]')
-                                    AND COALESCE(jt.categories, '[]') @> COALESCE(jm.categories, '[]')) AS identical,
+                   COUNT(*) FILTER (WHERE jm.factual = jt.factual AND {same_categories}) AS identical,
                    COUNT(*) FILTER (WHERE jm.lead_time_seconds = jt.lead_time_seconds) AS same_times
             FROM shared s
             JOIN {judgement} jm ON jm.assignment_id = s.mine_id AND jm.worker_id = %(me)s
@@ -155,10 +161,11 @@ def pairs_stats(campaign: Campaign, me: int, partners: Sequence[int] = (), *, it
     shared item are left out. One query, counted by the database: it runs in every submission, and a pair's
     shared history grows with each item."""
     params = {
-        "me": me, "partners": list(partners), "item": item_id, "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk,
+        "me": me, "item": item_id, "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk,
+        **{f"partner_{k}": partner for k, partner in enumerate(partners)},
     }
     with connection.cursor() as cursor:
-        cursor.execute(_pairs_sql(), params)
+        cursor.execute(_pairs_sql(len(partners)), params)
         rows = cursor.fetchall()
     return {
         partner: PairStats(

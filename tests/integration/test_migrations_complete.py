@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -29,6 +30,11 @@ def test_every_migration_runs_on_the_demos_sqlite_database(tmp_path):
     done = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=settings.BASE_DIR, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+    # Annotators work on it too: page, reading check and submit, with the submit's raw SQL in SQLite's dialect.
+    cycles = subprocess.run([sys.executable, str(Path(__file__).with_name("sqlite_item_cycles.py"))], cwd=settings.BASE_DIR,
+                            env=env, capture_output=True, text=True, timeout=600)
+    assert cycles.returncode == 0, cycles.stderr[-3000:]
+    assert "12 items submitted by 3 workers" in cycles.stdout
     back = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "frank", "zero"], cwd=settings.BASE_DIR, env=env,
                           capture_output=True, text=True, timeout=600)
     assert back.returncode == 0, back.stderr[-3000:]  # and back, where a migration copies data
