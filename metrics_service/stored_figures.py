@@ -99,6 +99,15 @@ def mark_figures_job(campaign: Campaign, state: str | None) -> None:
         cache.set(_job_key(campaign.pk), {"state": state, "since": time.time()}, QUEUED_SECONDS)
 
 
+#: Per campaign, until when (``time.monotonic()``) a computation this process queued has surely not started.
+_sent_until: dict[int, float] = {}
+
+
+def forget_sent_figures() -> None:
+    """Forget which computations this process queued (when the cache they were marked in is emptied)."""
+    _sent_until.clear()
+
+
 def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
     """Queue one computation of the campaign's figures (a worker, queue ``reports``) after its data changed:
     after an import, after scores were stored, after submissions. A computation already queued or running
@@ -114,6 +123,10 @@ def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
     if app.conf.task_always_eager:
         return "none"
     delay = settings.FACTLAB_FIGURES_DEBOUNCE_SECONDS if delay is None else delay
+    if _sent_until.get(campaign.pk, 0.0) > time.monotonic():
+        # This process queued a computation that has not started yet (it starts ``delay`` after it was sent and
+        # reads the data then): it sees this change, so every submission of a burst skips the cache round trips.
+        return "queued"
     key, task = _job_key(campaign.pk), task_named(FIGURES_TASK)
 
     def send() -> None:
@@ -125,6 +138,7 @@ def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
         except Exception:
             cache.delete(key)  # not queued after all: the next change or page queues it
             raise
+        _sent_until[campaign.pk] = time.monotonic() + delay / 2  # half the delay: a margin for clocks and queues
 
     send_after_commit(send, what=f"figures of campaign {campaign.slug}")
     return figures_job(campaign) or "queued"

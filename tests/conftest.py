@@ -40,7 +40,10 @@ def _fresh_cache():
     (stored reports, bonus evidence, queued-refit marks) must not be read as theirs."""
     from django.core.cache import cache
 
+    from metrics_service.stored_figures import forget_sent_figures
+
     cache.clear()
+    forget_sent_figures()  # what this process remembers having queued, as the cache did
 
 
 @pytest.fixture

@@ -37,8 +37,10 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
+from annotate.rows import unique_row
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
+from .attention import submission_signals
 from .bonuses import award_submission_pay_and_bonus
 from .check_counts import count_submission
 from .control_items import arrange_candidates
@@ -103,13 +105,15 @@ def release_unattended_assignments(campaign: Campaign) -> int:
 
 
 def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
-    return (
-        Assignment.objects.filter(
-            worker=worker, item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__gte=timezone.now()
-        )
-        .select_related("item", *protocol_for(campaign.kind).assignment_relations)
-        .first()
-    )
+    """The worker's live assignment in the campaign (at most one: claims are serialised per participation)."""
+    # Most claims find none (the worker submitted the last item): a probe of ids first, which is cheap to
+    # build, and the assignment with its relations only when there is one.
+    found = unique_row(Assignment.objects.filter(
+        worker=worker, item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__gte=timezone.now(),
+    ).values_list("pk", flat=True))
+    if found is None:
+        return None
+    return unique_row(Assignment.objects.filter(pk=found).select_related("item", *protocol_for(campaign.kind).assignment_relations))
 
 
 def _candidate_items(worker: Worker, campaign: Campaign, network: str = ""):
@@ -174,7 +178,7 @@ def _claim(worker: Worker, campaign: Campaign, participation: Participation, net
     with transaction.atomic():
         # One claim at a time per worker and campaign (the participation row lock): requests from several
         # tabs at once would otherwise each claim a different item and hold several slots.
-        Participation.objects.select_for_update().filter(pk=participation.pk).first()
+        unique_row(Participation.objects.select_for_update().filter(pk=participation.pk).values_list("pk"))
         existing = current_assignment(worker, campaign)
         if existing is not None:
             return existing
@@ -220,9 +224,9 @@ def _claim_item(
     try:
         with transaction.atomic():
             # The document comes along (without its long texts: the prepared page has what the layout needs).
-            item = (
+            item = unique_row(
                 Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
-                .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id).first()
+                .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)
             )
             if item is None:
                 return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
@@ -279,23 +283,23 @@ def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaig
     """
     missing = NotYourAssignment("You have no task with this id; your answers were not stored.")
     if campaign is None:
-        owner = Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id", "item__campaign__kind").first()
+        owner = unique_row(Assignment.objects.filter(pk=assignment_id).values("worker_id", "item__campaign_id", "item__campaign__kind"))
         if owner is None or owner["worker_id"] != worker.pk:
             raise missing
         campaign_id, kind = owner["item__campaign_id"], owner["item__campaign__kind"]
     else:
         campaign_id, kind = campaign.pk, campaign.kind
     # The participation's counts of checked answers come along (not locked: only its holders write them).
-    participation = (
+    participation = unique_row(
         Participation.objects.select_for_update(of=("self",)).select_related("checked_counts")
-        .filter(worker=worker, campaign_id=campaign_id).first()
+        .filter(worker=worker, campaign_id=campaign_id)
     )
     if participation is None:  # no participation: no assignment of this worker in that campaign
         raise missing
-    assignment = (
+    assignment = unique_row(
         Assignment.objects.select_for_update(of=("self",))
         .select_related("item__campaign", *protocol_for(kind).assignment_relations)
-        .filter(pk=assignment_id, worker=worker, item__campaign_id=campaign_id).first()
+        .filter(pk=assignment_id, worker=worker, item__campaign_id=campaign_id)
     )
     if assignment is None:
         raise missing
@@ -313,12 +317,14 @@ class SubmitOutcome:
 
 def submit_assignment(
     assignment_id: int, worker: Worker, payload: dict[str, Any], *, submission_key: str = "", campaign: Campaign | None = None,
+    signals: Any = None,
 ) -> SubmitOutcome:
     """Store a worker's answers for an assignment exactly once.
 
     ``submission_key`` is a client-generated key (one per page load): a retried or double-clicked submit
     with the same key returns the first outcome without storing anything again. ``campaign``: the page's
-    campaign (an assignment of another one is refused like a missing one).
+    campaign (an assignment of another one is refused like a missing one). ``signals``: what the page reports
+    of the worker's attention (``services.attention``), stored as given, bounded, never a reason to refuse.
     """
     if not isinstance(payload, dict):
         raise InvalidSubmission("The submission must be a JSON object.")
@@ -354,7 +360,8 @@ def submit_assignment(
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submission_key = submission_key
         assignment.lead_time_seconds = (now - assignment.created_at).total_seconds()
-        assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "layout"])
+        assignment.signals = submission_signals(assignment.item, signals)
+        assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "layout", "signals"])
 
         participation.items_submitted += 1
         participation.trap_correct += result.traps_correct

@@ -17,7 +17,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from annotate.models import Assignment, AssignmentStatus, Participation
+from django.core.cache import cache
+
+from annotate.models import Assignment, AssignmentStatus, Document, Item, Participation, Summary
 
 #: What the page may report, each a count or seconds, and its largest credible value (an item open a day).
 FIELDS: dict[str, float] = {
@@ -26,6 +28,7 @@ FIELDS: dict[str, float] = {
 }
 #: Words an attentive reader reads per minute, to set the focus time against what the page had to read.
 READING_WORDS_PER_MINUTE = 250
+READING_WORDS_CACHE_SECONDS = 24 * 3600
 
 
 def clean_signals(raw: Any) -> dict[str, Any]:
@@ -47,28 +50,25 @@ def clean_signals(raw: Any) -> dict[str, Any]:
     return signals
 
 
-def reading_words(assignment: Assignment) -> int:
-    """Words the item's page gives to read: the article and the summaries (or the reference to edit)."""
-    item = assignment.item
-    words = len(item.document.text.split())
-    if item.summary_id is not None:
-        return words + len(item.summary.text.split())
-    return words + sum(len(text.split()) for text in item.document.summaries.filter(edited_from__isnull=True).values_list("text", flat=True))
+def reading_words(item: Item) -> int:
+    """Words the item's page gives to read: the article and the summaries (or the reference to edit).
+
+    Kept in the cache by item (the texts of an imported item do not change): every submission stores it, and
+    reading the article and the summaries again for it would be two queries of the longest texts there are."""
+
+    def count() -> int:
+        words = len(Document.objects.values_list("text", flat=True).get(pk=item.document_id).split())
+        summaries = Summary.objects.filter(pk=item.summary_id) if item.summary_id is not None else (
+            Summary.objects.filter(document_id=item.document_id, edited_from__isnull=True))
+        return words + sum(len(text.split()) for text in summaries.values_list("text", flat=True))
+
+    return cache.get_or_set(f"reading-words:{item.pk}", count, READING_WORDS_CACHE_SECONDS)
 
 
-def record_signals(assignment_id: int, worker, raw: Any) -> dict[str, Any] | None:
-    """Store the page's signals on the worker's submitted assignment (once: a replayed submission keeps the
-    first). Returns what was stored, or None when nothing was (not the worker's, not submitted, or already)."""
-    assignment = (
-        Assignment.objects.select_related("item__document", "item__summary")
-        .filter(pk=assignment_id, worker=worker, status=AssignmentStatus.SUBMITTED, signals={}).first()
-    )
-    if assignment is None:
-        return None
-    signals = {**clean_signals(raw), "reading_words": reading_words(assignment)}
-    if Assignment.objects.filter(pk=assignment.pk, signals={}).update(signals=signals) == 0:
-        return None
-    return signals
+def submission_signals(item: Item, raw: Any) -> dict[str, Any]:
+    """What a submission stores of its page's ``signals`` (:func:`clean_signals`) with the item's reading words.
+    Stored with the answers, by the submission's own write: a replayed submission keeps the first."""
+    return {**clean_signals(raw), "reading_words": reading_words(item)}
 
 
 @dataclass(frozen=True)

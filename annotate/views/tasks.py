@@ -17,7 +17,6 @@ from annotate import json_input
 from annotate.models import Campaign, QualificationStatus
 from annotate.protocols import kinds_of_family, protocol_for
 from annotate.services.assignments import submit_assignment
-from annotate.services.attention import record_signals
 from annotate.services.campaign_refs import campaign_reference
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
@@ -98,10 +97,9 @@ def submit(request: HttpRequest, slug: str, assignment_id: int, family: str) -> 
         if not isinstance(key, str):
             raise InvalidSubmission("submission_key must be a string")
         worker = worker_for_user(request.user)
-        outcome = submit_assignment(assignment_id, worker, body, submission_key=key, campaign=campaign)
+        outcome = submit_assignment(assignment_id, worker, body, submission_key=key, campaign=campaign, signals=body.get("signals"))
     except WorkflowError as exc:
         return error_response(exc)
-    record_signals(assignment_id, worker, body.get("signals"))  # hints for the admin only, never a refusal
     return JsonResponse({
         "ok": True,
         "duplicate": outcome.duplicate,
