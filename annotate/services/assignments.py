@@ -40,7 +40,7 @@ from annotate.protocols import Protocol, SubmissionResult, protocol_for
 from annotate.rows import unique_row
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
-from .attention import submission_signals
+from .attention import with_reading_words
 from .bonuses import award_submission_pay_and_bonus
 from .check_counts import count_submission
 from .control_items import arrange_candidates
@@ -138,7 +138,9 @@ def _candidate_items(worker: Worker, campaign: Campaign, network: str = ""):
     if network:
         same_network = Exists(Assignment.objects.filter(item=OuterRef("pk"), network=network, status__in=LIVE_ASSIGNMENT_STATUSES))
         order.insert(0, same_network.asc())
-    return Item.objects.filter(pk__in=band).order_by(*order)
+    # What the claim reads of a candidate (a protocol's order may read its document or summary): the rest of an
+    # item's columns, built into 25 models a claim, would be work for nothing.
+    return Item.objects.filter(pk__in=band).order_by(*order).only("id", "is_control", "document_id", "summary_id")
 
 
 def worker_item_rank(campaign: Campaign, worker: Worker) -> MD5:
@@ -317,14 +319,15 @@ class SubmitOutcome:
 
 def submit_assignment(
     assignment_id: int, worker: Worker, payload: dict[str, Any], *, submission_key: str = "", campaign: Campaign | None = None,
-    signals: Any = None,
+    signals: dict[str, Any] | None = None,
 ) -> SubmitOutcome:
     """Store a worker's answers for an assignment exactly once.
 
     ``submission_key`` is a client-generated key (one per page load): a retried or double-clicked submit
     with the same key returns the first outcome without storing anything again. ``campaign``: the page's
-    campaign (an assignment of another one is refused like a missing one). ``signals``: what the page reports
-    of the worker's attention (``services.attention``), stored as given, bounded, never a reason to refuse.
+    campaign (an assignment of another one is refused like a missing one). ``signals``: what the task page
+    reported of the worker's attention, as ``services.attention.clean_signals`` keeps it (never a reason to
+    refuse), stored with the item's reading words; None for a submission that came from no page.
     """
     if not isinstance(payload, dict):
         raise InvalidSubmission("The submission must be a JSON object.")
@@ -360,8 +363,11 @@ def submit_assignment(
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submission_key = submission_key
         assignment.lead_time_seconds = (now - assignment.created_at).total_seconds()
-        assignment.signals = submission_signals(assignment.item, signals)
-        assignment.save(update_fields=["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "layout", "signals"])
+        written = ["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "layout"]
+        if signals is not None:
+            assignment.signals = with_reading_words(assignment.item, signals)
+            written.append("signals")
+        assignment.save(update_fields=written)
 
         participation.items_submitted += 1
         participation.trap_correct += result.traps_correct

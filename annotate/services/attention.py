@@ -65,10 +65,10 @@ def reading_words(item: Item) -> int:
     return cache.get_or_set(f"reading-words:{item.pk}", count, READING_WORDS_CACHE_SECONDS)
 
 
-def submission_signals(item: Item, raw: Any) -> dict[str, Any]:
-    """What a submission stores of its page's ``signals`` (:func:`clean_signals`) with the item's reading words.
-    Stored with the answers, by the submission's own write: a replayed submission keeps the first."""
-    return {**clean_signals(raw), "reading_words": reading_words(item)}
+def with_reading_words(item: Item, signals: dict[str, Any]) -> dict[str, Any]:
+    """What a submission stores of its page's signals (as :func:`clean_signals` keeps them): with the item's
+    reading words, by the submission's own write (so a replayed submission keeps the first)."""
+    return {**signals, "reading_words": reading_words(item)}
 
 
 @dataclass(frozen=True)

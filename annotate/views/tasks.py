@@ -17,6 +17,7 @@ from annotate import json_input
 from annotate.models import Campaign, QualificationStatus
 from annotate.protocols import kinds_of_family, protocol_for
 from annotate.services.assignments import submit_assignment
+from annotate.services.attention import clean_signals
 from annotate.services.campaign_refs import campaign_reference
 from annotate.services.errors import InvalidSubmission, WorkflowError
 from annotate.services.participation import (
@@ -97,7 +98,8 @@ def submit(request: HttpRequest, slug: str, assignment_id: int, family: str) -> 
         if not isinstance(key, str):
             raise InvalidSubmission("submission_key must be a string")
         worker = worker_for_user(request.user)
-        outcome = submit_assignment(assignment_id, worker, body, submission_key=key, campaign=campaign, signals=body.get("signals"))
+        outcome = submit_assignment(assignment_id, worker, body, submission_key=key, campaign=campaign,
+                                     signals=clean_signals(body.get("signals")))  # hints for the admin only
     except WorkflowError as exc:
         return error_response(exc)
     return JsonResponse({
