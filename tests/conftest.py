@@ -11,14 +11,24 @@ from django.conf import settings
 # without a key: they get the one this process uses (the same pseudonyms and signatures on both sides).
 os.environ.setdefault("DJANGO_SECRET_KEY", settings.SECRET_KEY)
 
-# Browser fixtures (one Playwright/Chromium for the whole session); a Redis per worker in parallel runs (-n).
-pytest_plugins = ["tests.browser", "tests.parallel_services"]
+# Browser fixtures (one Playwright/Chromium for the whole session); a Redis per worker in parallel runs (-n);
+# the whole FRANK benchmark imported once per run (frank_benchmark).
+pytest_plugins = ["tests.browser", "tests.parallel_services", "tests.frank_template"]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 FRANK_DIR = SHARED_DATA / "frank"
 SAMPLES_DIR = SHARED_DATA / "samples"
 TEST_OUTPUT = REPO_ROOT / "test-output"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker, tmp_path_factory):
+    """pytest-django's test database, and a copy of it as freshly migrated, before any test writes to it: the
+    start of the FRANK template (tests/frank_template.py)."""
+    from tests.frank_template import seed
+
+    seed(django_db_blocker, tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)

@@ -5,14 +5,14 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from annotate.roles import make_researcher
-from tests.test_report_support import frank_campaign
-
-pytestmark = pytest.mark.django_db
 
 
-def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
+def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_benchmark):
+    """On FRANK imported with the platform's ROUGE and BLEU of every summary (``frank_benchmark``), renamed."""
     cache.clear()
-    campaign = frank_campaign(frank_dir, "frank-dash")
+    campaign = frank_benchmark
+    campaign.slug = "frank-dash"
+    campaign.save(update_fields=["slug"])
     url = reverse("metrics_service:dashboard", args=[campaign.slug])
     assert url == "/campaigns/frank-dash/dashboard/"
 
@@ -55,6 +55,7 @@ def test_dashboard_renders_frank_figures_and_enforces_roles(client, frank_dir):
     assert client.get(url, {"split": "train"}).status_code == 400
 
 
+@pytest.mark.django_db
 def test_dashboard_shows_how_certain_the_sentence_labels_are(client):
     from tests.factories import make_judged_campaign
 

@@ -14,9 +14,6 @@ from sklearn.metrics import recall_score
 from statsmodels.stats.multitest import multipletests
 
 from annotate.models import MetricScore
-from tests.test_report_support import frank_campaign
-
-pytestmark = pytest.mark.django_db
 
 # The paper's mapping and categories, written out here rather than read from the module under test.
 UNIFIED = {"EntE": "extrinsic_np", "OutE": "extrinsic_np", "RelE": "extrinsic_predicate", "GramE": "extrinsic_predicate",
@@ -53,9 +50,11 @@ def _joined(frank_dir, slug: str) -> pd.DataFrame:
     return data
 
 
-def test_aggrefact_sections_and_outputs_on_frank(frank_dir, tmp_path):
+def test_aggrefact_sections_and_outputs_on_frank(frank_dir, tmp_path, frank_benchmark):
+    """On FRANK imported with the platform's ROUGE and BLEU of every summary (``frank_benchmark``), renamed."""
     cache.clear()
-    frank_campaign(frank_dir, "frank-aggrefact")
+    frank_benchmark.slug = "frank-aggrefact"
+    frank_benchmark.save(update_fields=["slug"])
     report = _report("--campaign", "frank-aggrefact", "--kendall")
     data = _joined(frank_dir, "frank-aggrefact")
 
@@ -155,6 +154,7 @@ BUMP_UNIFIED = {"intrinsic_entity": "intrinsic_np", "extrinsic_entity": "extrins
                 "extrinsic_predicate": "extrinsic_predicate", "other": "intrinsic_predicate"}
 
 
+@pytest.mark.django_db
 def test_bump_pairs_by_unified_type_from_the_sample_files(samples_dir):
     from annotate.services.imports import import_dataset
     from tests.integration.test_report import bump_tables_from_files

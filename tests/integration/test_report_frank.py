@@ -11,9 +11,6 @@ from sklearn.linear_model import LinearRegression
 from sklearn.preprocessing import OneHotEncoder
 
 from annotate.models import MetricScore
-from tests.test_report_support import frank_campaign
-
-pytestmark = pytest.mark.django_db
 
 
 def run_report(*args) -> dict:
@@ -43,9 +40,10 @@ def frank_table2(frank_dir, slug: str, metrics: list[str], dataset: str | None) 
     return out
 
 
-def test_frank_report_partial_correlations_positive_and_significant(frank_dir):
+def test_frank_report_partial_correlations_positive_and_significant(frank_dir, frank_benchmark):
+    """On FRANK imported with the platform's ROUGE and BLEU of every summary (``frank_benchmark``)."""
     cache.clear()
-    frank_campaign(frank_dir, "frank-report")
+    assert frank_benchmark.slug == "frank-report"
     report = run_report("--campaign", "frank-report")
 
     assert report["campaign"] == "frank-report"
