@@ -97,3 +97,63 @@ def pytest_xdist_setupnodes(config: pytest.Config, specs) -> None:
         server = PrivateRedis()
         config.add_cleanup(server.stop)
         spec.env["REDIS_URL"] = server.url_like(suite_redis)
+
+
+def _worksteal_parts(count: int, workers: int) -> list[int]:
+    """How many tests of a collection of ``count`` pytest-xdist's worksteal scheduler first gives each worker, in
+    order: contiguous parts, each the pending tests divided by the workers still without one."""
+    sizes = []
+    for index in range(workers):
+        sizes.append(count // (workers - index))
+        count -= sizes[-1]
+    return sizes
+
+
+@pytest.hookimpl(trylast=True)  # after pytest-django's own ordering
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``long`` (a minute or more) start first, one after another at the head of each worker's part
+    (but transactional ones: see :func:`_transactional`).
+
+    Worksteal gives each worker a contiguous part of the collection and lets an idle worker take the tail of a
+    busy one's queue, so a test queued late runs late: a long test at the end of a part would leave the other
+    worker idle for its length. Each worker's part of the collection starts with its share of the long tests,
+    longest (``long(seconds=...)``) first; the other tests keep their order. Every worker collects the same
+    order, which xdist requires."""
+    workers = getattr(config, "workerinput", {}).get("workercount", 0)
+    long = sorted((item for item in items if item.get_closest_marker("long") and not _transactional(item)),
+                  key=_expected_seconds, reverse=True)
+    if workers < 2 or not long:
+        return
+    queues: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    loads = [0.0] * workers
+    for item in long:  # longest first, each to the least loaded worker
+        least = loads.index(min(loads))
+        queues[least].append(item)
+        loads[least] += _expected_seconds(item)
+    # The FRANK template (tests/frank_template.py) is built by the first worker that needs it while the others
+    # wait: only the first part starts with a test that needs it, the others with their other long tests.
+    for queue in queues[1:]:
+        queue.sort(key=lambda item: "frank_benchmark" in getattr(item, "fixturenames", ()))
+    chosen = set(long)
+    rest = iter([item for item in items if item not in chosen])
+    ordered = []
+    for queue, size in zip(queues, _worksteal_parts(len(items), workers)):
+        ordered += queue
+        ordered += [item for _, item in zip(range(size - len(queue)), rest)]
+    ordered += list(rest)
+    items[:] = ordered
+
+
+def _transactional(item: pytest.Item) -> bool:
+    """A test whose database changes are committed (and flushed after it, migrations' rows included): pytest-django
+    runs those after the other database tests, as Django does, and a long one keeps its place there."""
+    from pytest_django.fixtures import validate_django_db
+
+    marker = item.get_closest_marker("django_db")
+    if marker is not None and any(validate_django_db(marker)[:2]):  # transaction, reset_sequences
+        return True
+    return bool({"transactional_db", "live_server"} & set(getattr(item, "fixturenames", ())))
+
+
+def _expected_seconds(item: pytest.Item) -> float:
+    return float(item.get_closest_marker("long").kwargs.get("seconds", 60))

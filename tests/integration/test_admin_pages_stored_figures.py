@@ -60,6 +60,7 @@ def queued_tasks(queue: redis.Redis, name: str) -> list[dict]:
     return [json.loads(message)["headers"] for message in queue.lrange(name, 0, -1)]
 
 
+@pytest.mark.long(seconds=45)
 @pytest.mark.django_db
 def test_admin_pages_on_frank_read_stored_figures_and_fit_nothing(client, frank_dir, monkeypatch, django_capture_on_commit_callbacks):
     cache.clear()

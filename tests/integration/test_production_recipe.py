@@ -134,6 +134,7 @@ def stop(process: subprocess.Popen) -> None:
             time.sleep(0.5)
 
 
+@pytest.mark.long(seconds=55)
 def test_the_readme_production_recipe_as_written_serves_signs_in_and_runs_jobs(tmp_path, recipe_services):
     database_url, redis_url = recipe_services
     checkout = fresh_checkout(tmp_path / "factlab")
