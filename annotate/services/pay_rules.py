@@ -204,7 +204,7 @@ def judge_submission(participation: Participation, assignment: Assignment, *, ju
     if hold is None and not paid_before:
         # Answers a page feature predicts almost perfectly, even against the known labels: a rule, not a reader
         # (services/predictable_answers.py); what the ledger owes and was not paid out is held with them.
-        hold = predictable_answers_hold(participation)
+        hold = predictable_answers_hold(participation, assignment)
         if hold is not None:
             hold_unpaid_entries(participation, hold, why="predictable answers")
     if hold is None and not paid_before and bonus_now and campaign_has_checks(campaign):

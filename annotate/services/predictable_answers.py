@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.core.cache import cache
+from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
 from annotate.models import (
@@ -56,6 +58,8 @@ FEATURE_WORDS = {
 #: Items read back (the most recent): the cost of the check does not grow with the worker's history, and a
 #: worker who turns to a rule after honest work shows within a few items.
 RECENT_ITEMS = 30
+#: How long an item's answers stay in the cache (any change of gold or traps makes them unread sooner).
+ANSWERS_KEPT_SECONDS = 6 * 3600
 #: Answers of each kind before a rule can be judged: with fewer, a reader's few "No"s may line up by chance.
 MIN_ANSWERS_PER_CLASS = 10
 #: A one-threshold rule predicting the answers at least this well (balanced accuracy) is "almost perfect".
@@ -153,15 +157,44 @@ def predictable_evidence(answers: Sequence[Answer]) -> str | None:
     return None
 
 
-def worker_answers(participation: Participation) -> list[Answer]:
+def worker_answers(participation: Participation, submitted: Assignment | None = None) -> list[Answer]:
     """The worker's answers of their last :data:`RECENT_ITEMS` items in the campaign (trap answers included),
     with their sentences' page features and known labels; sentences whose layout has no features (laid out
-    before features were kept) are left out. Three queries."""
-    layouts = dict(
+    before features were kept) are left out.
+
+    An item's answers are read once and kept in the cache under the campaign's checks version (raised by
+    every change of gold or traps, the only thing about a submitted item's answers that changes): a
+    submission reads the ids of the recent items, the kept answers in one round trip, and from the database
+    only the items not kept yet (usually just the one submitted, ``submitted``, whose layout it has), instead
+    of every recent layout."""
+    recent = list(
         Assignment.objects.filter(
             worker_id=participation.worker_id, item__campaign_id=participation.campaign_id, status=AssignmentStatus.SUBMITTED,
-        ).order_by("-submitted_at").values_list("pk", "layout")[:RECENT_ITEMS]
+        ).order_by("-submitted_at").values_list("pk", flat=True)[:RECENT_ITEMS]
     )
+    version = participation.campaign.checks_version
+    keys = {assignment_id: f"factlab:answers:{assignment_id}:{version}" for assignment_id in recent}
+    kept = cache.get_many(list(keys.values()))
+    by_item = {assignment_id: kept[key] for assignment_id, key in keys.items() if key in kept}
+    known_layouts = {submitted.pk: submitted.layout} if submitted is not None else {}
+    read = _answers_by_item([assignment_id for assignment_id in recent if assignment_id not in by_item], known_layouts)
+    if read:
+        # Kept once the caller's transaction commits: a submission rolled back (its item read here as submitted)
+        # leaves nothing behind that its retry with other answers would be judged by.
+        kept_now = {keys[assignment_id]: answers for assignment_id, answers in read.items()}
+        transaction.on_commit(lambda: cache.set_many(kept_now, ANSWERS_KEPT_SECONDS))
+    by_item.update(read)
+    return [answer for assignment_id in recent for answer in by_item[assignment_id]]
+
+
+def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) -> dict[int, list[Answer]]:
+    """The answers of these submitted assignments with their page features and known labels, by assignment (an
+    empty list for one without features): two queries, and a third for the layouts not in ``known_layouts``."""
+    if not assignment_ids:
+        return {}
+    layouts = {assignment_id: known_layouts[assignment_id] for assignment_id in assignment_ids if assignment_id in known_layouts}
+    if len(layouts) < len(assignment_ids):
+        layouts.update(Assignment.objects.filter(pk__in=[a for a in assignment_ids if a not in layouts]).values_list("pk", "layout"))
     features: dict[tuple[int, int, int], tuple[float, ...]] = {}
     trap_features: dict[tuple[int, int], tuple[float, ...]] = {}
     for assignment_id, layout in layouts.items():
@@ -171,18 +204,24 @@ def worker_answers(participation: Participation) -> list[Answer]:
                 features[(assignment_id, row["summary"], index)] = (overlap, words, index, len(shown))
             if row.get("trap") and row.get("trap_at") is not None and row["trap_at"] < len(shown):
                 trap_features[(assignment_id, row["trap"])] = features[(assignment_id, row["summary"], row["trap_at"])]
+    answers: dict[int, list[Answer]] = {assignment_id: [] for assignment_id in layouts}
     gold = GoldLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index")).values("factual")[:1]
     judgements = SentenceJudgement.objects.filter(assignment_id__in=list(layouts)).annotate(known=Subquery(gold)).values_list(
         "assignment_id", "summary_id", "sentence_index", "factual", "known")
-    answers = [Answer(factual, features[(a, s, i)], known) for a, s, i, factual, known in judgements if (a, s, i) in features]
+    for a, s, i, factual, known in judgements:
+        if (a, s, i) in features:
+            answers[a].append(Answer(factual, features[(a, s, i)], known))
     traps = TrapAnswer.objects.filter(assignment_id__in=list(layouts)).values_list("assignment_id", "trap_id", "factual", "trap__expected_factual")
-    answers += [Answer(factual, trap_features[(a, t)], expected) for a, t, factual, expected in traps if (a, t) in trap_features]
+    for a, t, factual, expected in traps:
+        if (a, t) in trap_features:
+            answers[a].append(Answer(factual, trap_features[(a, t)], expected))
     return answers
 
 
-def predictable_answers_hold(participation: Participation) -> str | None:
-    """Called at submission (the participation locked, this item stored): the reason to hold the worker's pay
-    when a page feature predicts their answers almost perfectly, even against the known labels, else None."""
+def predictable_answers_hold(participation: Participation, assignment: Assignment | None = None) -> str | None:
+    """Called at submission of ``assignment`` (the participation locked, this item stored): the reason to hold
+    the worker's pay when a page feature predicts their answers almost perfectly, even against the known labels,
+    else None."""
     if not protocol_for(participation.campaign.kind).labels_sentences:
         return None  # no sentence answers (BUMP edits)
     # The rule needs answers against the known labels; the checks the block rules scored in this submission
@@ -190,4 +229,4 @@ def predictable_answers_hold(participation: Participation) -> str | None:
     checks = scored_checks(participation)
     if checks is not None and sum(check.count for check in checks if not check.correct) < FOLLOWS_RULE_SHARE * MIN_CONTRADICTED:
         return None
-    return predictable_evidence(worker_answers(participation))
+    return predictable_evidence(worker_answers(participation, assignment))
