@@ -62,7 +62,7 @@ def reading_words(item: Item) -> int:
             Summary.objects.filter(document_id=item.document_id, edited_from__isnull=True))
         return words + sum(len(text.split()) for text in summaries.values_list("text", flat=True))
 
-    return cache.get_or_set(f"reading-words:{item.pk}", count, READING_WORDS_CACHE_SECONDS)
+    return cache.get_or_set(f"factlab:reading-words:{item.pk}", count, READING_WORDS_CACHE_SECONDS)
 
 
 def with_reading_words(item: Item, signals: dict[str, Any]) -> dict[str, Any]:
