@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import IntegrityError, transaction
-
 from annotate.models import Assignment, BonusEntry, Participation
+from annotate.rows import insert_unless_present
 
 
 def add_ledger_entry(
@@ -22,15 +21,10 @@ def add_ledger_entry(
     """
     if amount == 0 or (amount < 0) != reversal:
         return False
-    try:
-        with transaction.atomic():
-            BonusEntry.objects.create(
-                key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
-                assignment=assignment, amount=amount, reason=reason,
-            )
-        return True
-    except IntegrityError:
-        return False
+    return insert_unless_present(BonusEntry(
+        key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+        assignment=assignment, amount=amount, reason=reason,
+    ))
 
 
 @dataclass(frozen=True)

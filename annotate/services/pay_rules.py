@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 
@@ -48,6 +48,7 @@ from annotate.models import (
     PayDecisionKind,
 )
 from annotate.protocols import protocol_for
+from annotate.rows import insert_unless_present
 
 from .bonus_rule import bonus_rule
 from .gold import campaign_has_checks
@@ -78,15 +79,10 @@ class Verdict:
 
 def record_pay_decision(participation: Participation, assignment: Assignment | None, *, key: str, kind: str, amount: Decimal, reason: str, user=None) -> bool:
     """Append one decision; False (nothing written) when one with this key exists."""
-    try:
-        with transaction.atomic():
-            PayDecision.objects.create(
-                key=key, kind=kind, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
-                assignment=assignment, amount=amount, reason=reason[:300], decided_by=user,
-            )
-        return True
-    except IntegrityError:
-        return False
+    return insert_unless_present(PayDecision(
+        key=key, kind=kind, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+        assignment=assignment, amount=amount, reason=reason[:300], decided_by=user,
+    ))
 
 
 def _unit(campaign) -> str:
