@@ -4,7 +4,9 @@ Reads ``--n`` annotated FRANK summaries with their articles and references strai
 folder (no database) and scores them with each metric in ``--metrics`` as one scoring chunk does. A
 metric that cannot run here (no local weights or data) is reported with the reason, not measured.
 Model metrics on CPU run on every core the process is given (``metrics_service.scorers.hf.use_worker_cores``);
-the baseline in the same run is the same metric on one thread (``--baseline-threads 1``).
+the baseline in the same run is the same metric on one thread (``--baseline-threads 1``). ROUGE's baseline is
+``rouge-score``'s own scorer used directly (every token stemmed each time, one scorer for the reference outputs
+and the article's bigram precision alike), whose scores the platform's must equal.
 
 Usage::
 
@@ -51,6 +53,24 @@ def run(name: str, device: str | None, data: tuple[list[str], list[str], list[st
     return len(summaries) / (time.perf_counter() - started)
 
 
+def rouge_baseline(rate: float, data: tuple[list[str], list[str], list[str]]) -> str:
+    """The package's scorer as used directly, on the same summaries: its rate, and whether every score is equal."""
+    from rouge_score.rouge_scorer import RougeScorer
+
+    documents, summaries, references = data
+    direct = RougeScorer(["rouge1", "rouge2", "rougeL"], use_stemmer=True)
+    started = time.perf_counter()
+    expected: dict[str, list[float]] = {"rouge1": [], "rouge2": [], "rougeL": [], "rouge2_precision_article": []}
+    for document, summary, reference in zip(documents, summaries, references):
+        scores = direct.score(reference, summary)
+        for key in ("rouge1", "rouge2", "rougeL"):
+            expected[key].append(float(scores[key].fmeasure))
+        expected["rouge2_precision_article"].append(float(direct.score(document, summary)["rouge2"].precision))
+    base = len(summaries) / (time.perf_counter() - started)
+    same = get_scorer("rouge").score(documents, summaries, references=references) == expected
+    return f"  (rouge-score directly: {base:.1f}/s: {rate / base:.2f}x; scores {'identical' if same else 'DIFFERENT'})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frank-data", type=Path, default=default_frank_dir())
@@ -68,6 +88,8 @@ def main() -> None:
             print(f"{name:<10} not measured here: {exc}")
             continue
         line = f"{name:<10} {rate:8.1f} summaries/s"
+        if name == "rouge":
+            line += rouge_baseline(rate, data)
         if scorer_class(name).uses_model and (args.device or "cpu") == "cpu":
             import torch
 

@@ -18,6 +18,20 @@ SUMMARIES = ["The cat sat on the mat.", "Two men were arrested after a bank robb
 REFERENCES = ["A cat was sitting on the mat.", "Police arrested two men for robbing a bank.", "The firm made record profits."]
 
 
+def test_rouge_tokens_are_the_packages_with_each_word_stemmed_once():
+    from rouge_score.tokenizers import DefaultTokenizer
+
+    from metrics_service.scorers.rouge import _StemOnceTokenizer
+
+    texts = [*DOCS, *SUMMARIES, "Running runners ran; the U.S. runner's 2,000-metre run — café naïve", ""]
+    ours, packaged = _StemOnceTokenizer(), DefaultTokenizer(use_stemmer=True)
+    assert [ours.tokenize(t) for t in texts] == [packaged.tokenize(t) for t in texts]
+    before = ours.stem.cache_info()
+    assert ours.tokenize("overseeing overseeing overseeing") == ["overse"] * 3
+    after = ours.stem.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 2)  # one stemming for three words
+
+
 def test_rouge_matches_rouge_score():
     from rouge_score.rouge_scorer import RougeScorer
 
