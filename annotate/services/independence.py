@@ -258,11 +258,15 @@ def follower_evidence(participation: Participation) -> str | None:
     """The evidence of a flag in which this worker answered after their partner on at least ``FOLLOW_SHARE`` of
     the shared items (None: no such flag)."""
     me = participation.worker_id
+    followed = []
     for flag in CopyFlag.objects.filter(Q(worker_a_id=me) | Q(worker_b_id=me), campaign_id=participation.campaign_id):
         after = flag.a_after_b if flag.worker_a_id == me else flag.b_after_a
         if after >= FOLLOW_SHARE * flag.shared_items:
-            return f"answers not independent: {flag.evidence}"[:300]
-    return None
+            partner = flag.worker_b_id if flag.worker_a_id == me else flag.worker_a_id
+            followed.append((-after / flag.shared_items, -flag.shared_items, partner, flag.evidence))
+    # Two copiers of one reader follow each other too: the evidence named is the partner followed on the largest
+    # share of the most items, then the one who joined first (the lower id), the same whichever flag was found first.
+    return f"answers not independent: {min(followed)[3]}"[:300] if followed else None
 
 
 def copy_hold(participation: Participation, assignment: Assignment) -> str | None:

@@ -232,6 +232,7 @@ def test_answers_a_page_feature_predicts_are_held_with_the_evidence_while_reader
         print(f"{type(agent).__name__}: {row}")
 
 
+@pytest.mark.django_db(transaction=True, reset_sequences=True)  # the honest part's items: see the overlap-rule test
 def test_bank_then_coast_earns_at_most_3_bonuses_after_10_honest_items(frank_dir):
     campaign = _frank(frank_dir, documents=24)
     worker, run = _run(campaign, BankThenCoast(bank=10), items=20)
