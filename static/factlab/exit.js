@@ -13,7 +13,12 @@ document.querySelectorAll(".copy-code").forEach(function (button) {
       selection.removeAllRanges(); selection.addRange(range);
       status.textContent = document.execCommand("copy") ? "Copied." : "Selected: press Ctrl+C (or Cmd+C) to copy.";
     };
-    if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(button.dataset.copy).then(done, fallback);
-    else fallback();
+    if (!(navigator.clipboard && window.isSecureContext)) { fallback(); return; }
+    // A clipboard request may never answer (a page without focus, a browser waiting on a permission): after a
+    // moment the code is selected instead, so the worker is never left without a way to copy it.
+    let settled = false;
+    const once = function (then) { return function () { if (!settled) { settled = true; then(); } }; };
+    navigator.clipboard.writeText(button.dataset.copy).then(once(done), once(fallback));
+    setTimeout(once(fallback), 1500);
   });
 });

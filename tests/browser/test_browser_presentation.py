@@ -183,6 +183,12 @@ def test_every_exit_shows_a_code_to_copy_and_the_way_back(view, live_server, scr
     page.click(".copy-code")
     page.wait_for_function("() => document.querySelector('.copy-status').textContent.length > 0")
     screenshot(page, f"presentation-{name}-07-failed-qualification-code")
+    # A clipboard request that never answers (a page without focus, say) still ends with the code selected.
+    page.evaluate("() => { navigator.clipboard.writeText = () => new Promise(() => {}); "
+                  "document.querySelector('.copy-status').textContent = ''; window.getSelection().removeAllRanges(); }")
+    page.click(".copy-code")
+    page.wait_for_function("() => document.querySelector('.copy-status').textContent.length > 0", timeout=5000)
+    assert page.evaluate("() => window.getSelection().toString()").strip() == f"OUT{name.upper()}"
     # A crowd identity never sees other campaigns: home is its own study; another campaign is refused.
     page.goto(f"{live_server.url}/")
     assert f"/c/{campaign.slug}/" in page.url and "Campaigns" not in page.inner_text("h1")
