@@ -21,7 +21,7 @@ django.setup()
 from django.test import Client  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
-from annotate.models import Assignment, Campaign, CampaignStatus  # noqa: E402
+from annotate.models import Assignment, BonusEntry, Campaign, CampaignStatus, PayDecision  # noqa: E402
 from annotate.services.imports import import_dataset  # noqa: E402
 from tests.factories import make_worker, qualify  # noqa: E402
 
@@ -70,6 +70,13 @@ def main() -> int:
             submitted += 1
     shared = Assignment.objects.filter(status="submitted").values("item_id").distinct().count()
     print(f"{submitted} items submitted by 3 workers on {shared} distinct items")
+    # Every submission's pay is written as a decision or a ledger entry, each appended once by its key (an insert
+    # that skips an existing key, in SQLite's dialect too).
+    recorded = PayDecision.objects.count() + BonusEntry.objects.count()
+    print(f"{recorded} pay decisions and ledger entries")
+    if recorded < submitted:
+        print(f"only {recorded} pay records for {submitted} submissions", file=sys.stderr)
+        return 1
     return 0
 
 
