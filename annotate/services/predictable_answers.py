@@ -75,8 +75,8 @@ class Answer(NamedTuple):
     """One Yes/No answer, the page features of its sentence (:data:`FEATURES`) and its known label (gold or a
     trap's; None when not known).
 
-    A tuple: a submission reads some 600 of them back from the cache, kept as plain tuples (unpickled at a
-    twentieth of a class instance's cost) and made answers again without a call per answer."""
+    A tuple: a submission reads some 600 of them back from the cache, kept there as plain tuples (unpickled at
+    a twentieth of a class instance's cost) and made answers again by ``_make``."""
 
     factual: bool
     features: tuple[float, ...]
@@ -178,7 +178,7 @@ def worker_answers(participation: Participation, submitted: Assignment | None = 
     version = participation.campaign.checks_version
     keys = {assignment_id: f"factlab:answer-rows:{assignment_id}:{version}" for assignment_id in recent}
     kept = cache.get_many(list(keys.values()))
-    by_item = {assignment_id: [tuple.__new__(Answer, row) for row in kept[key]] for assignment_id, key in keys.items() if key in kept}
+    by_item = {assignment_id: [Answer._make(row) for row in kept[key]] for assignment_id, key in keys.items() if key in kept}
     known_layouts = {submitted.pk: submitted.layout} if submitted is not None else {}
     read = _answers_by_item([assignment_id for assignment_id in recent if assignment_id not in by_item], known_layouts)
     if read:

@@ -61,10 +61,10 @@ class _StemOnceTokenizer:
 
     def __init__(self, max_words: int = 200_000):
         from nltk.stem import porter
-
-        self.stem = functools.lru_cache(maxsize=max_words)(porter.PorterStemmer().stem)
-
-    def tokenize(self, text: str) -> list[str]:
         from rouge_score import tokenize
 
-        return tokenize.tokenize(text, self)  # calls self.stem for each word longer than three letters
+        self.stem = functools.lru_cache(maxsize=max_words)(porter.PorterStemmer().stem)
+        self._tokenize = tokenize.tokenize  # calls our stem for each word longer than three letters
+
+    def tokenize(self, text: str) -> list[str]:
+        return self._tokenize(text, self)
