@@ -27,6 +27,7 @@ from annotate.frank import page as page_rules
 from annotate.frank.entities import campaign_common_words, entity_pool, prepare_entity_pools, usable_pool
 from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
 from annotate.nlp import split_sentences
+from annotate.rows import CompiledQuery
 from annotate.services import overlap
 from annotate.services.control_items import record_overlaps
 
@@ -179,6 +180,12 @@ def prepare_campaign(
     return done
 
 
+# Read on every claim: compiled once (a document has at most one page).
+_STORED_PAGE = CompiledQuery(
+    lambda document_id: DocumentPage.objects.filter(document_id=document_id).values_list("version", "data")[:1], document_id=int,
+)
+
+
 def prepared_page(document: Document) -> dict[str, Any]:
     """The stored page of ``document``, prepared now if missing or computed by other code.
 
@@ -187,7 +194,7 @@ def prepared_page(document: Document) -> dict[str, Any]:
     memo = getattr(document, "_prepared_page", None)
     if memo is not None:
         return memo
-    stored = DocumentPage.objects.filter(document_id=document.pk).values_list("version", "data").first()
+    stored = _STORED_PAGE.row(document_id=document.pk)
     if stored is not None and stored[0] == VERSION:
         document._prepared_page = stored[1]
         return stored[1]

@@ -18,12 +18,12 @@ import hashlib
 import hmac
 import time
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import CharField, Exists, OuterRef, Q, Value
+from django.db.models import CharField, Count, Exists, OuterRef, Q, Value
 from django.db.models.functions import MD5, Cast, Concat
 from django.utils import timezone
 
@@ -37,7 +37,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
-from annotate.rows import unique_row
+from annotate.rows import CompiledQuery, unique_row
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
 from .attention import with_reading_words
@@ -108,12 +108,31 @@ def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
     """The worker's live assignment in the campaign (at most one: claims are serialised per participation)."""
     # Most claims find none (the worker submitted the last item): a probe of ids first, which is cheap to
     # build, and the assignment with its relations only when there is one.
-    found = unique_row(Assignment.objects.filter(
-        worker=worker, item__campaign=campaign, status=AssignmentStatus.ACTIVE, expires_at__gte=timezone.now(),
-    ).values_list("pk", flat=True))
+    found = _LIVE_ASSIGNMENT_ID.row(worker_id=worker.pk, campaign_id=campaign.pk, now=timezone.now())
     if found is None:
         return None
-    return unique_row(Assignment.objects.filter(pk=found).select_related("item", *protocol_for(campaign.kind).assignment_relations))
+    return _assignment_query(campaign.kind).row(assignment_id=found)
+
+
+_LIVE_ASSIGNMENT_ID = CompiledQuery(
+    lambda worker_id, campaign_id, now: Assignment.objects.filter(
+        worker_id=worker_id, item__campaign_id=campaign_id, status=AssignmentStatus.ACTIVE, expires_at__gte=now,
+    ).values_list("pk", flat=True)[:1],
+    worker_id=int, campaign_id=int, now=datetime,
+)
+_ASSIGNMENT: dict[str, CompiledQuery] = {}
+
+
+def _assignment_query(kind: str) -> CompiledQuery:
+    """An assignment with its item and the protocol's relations (compiled once per campaign kind)."""
+    query = _ASSIGNMENT.get(kind)
+    if query is None:
+        relations = protocol_for(kind).assignment_relations
+        query = _ASSIGNMENT[kind] = CompiledQuery(
+            lambda assignment_id: Assignment.objects.filter(pk=assignment_id).select_related("item", *relations)[:1],
+            assignment_id=int,
+        )
+    return query
 
 
 def _candidate_items(worker: Worker, campaign: Campaign, network: str = ""):
@@ -174,13 +193,19 @@ def request_assignment(
     return assignment
 
 
+_PARTICIPATION_LOCK = CompiledQuery(
+    lambda participation_id: Participation.objects.select_for_update().filter(pk=participation_id).values_list("pk"),
+    participation_id=int,
+)
+
+
 def _claim(worker: Worker, campaign: Campaign, participation: Participation, network: str = "") -> Assignment | None:
     """The worker's live assignment, or a newly claimed item; None when no item has a slot for them."""
     protocol = protocol_for(campaign.kind)
     with transaction.atomic():
         # One claim at a time per worker and campaign (the participation row lock): requests from several
         # tabs at once would otherwise each claim a different item and hold several slots.
-        unique_row(Participation.objects.select_for_update().filter(pk=participation.pk).values_list("pk"))
+        _PARTICIPATION_LOCK.rows(participation_id=participation.pk)
         existing = current_assignment(worker, campaign)
         if existing is not None:
             return existing
@@ -215,6 +240,23 @@ def _ordered_candidates(worker: Worker, campaign: Campaign, network: str = "") -
     return arrange_candidates(campaign, ordered)
 
 
+# An item locked for a claim, waiting for another claim's lock (True) or skipping it (False), with its document
+# (without its long texts: the prepared page has what the layout needs).
+_LOCKED_ITEM = {
+    wait: CompiledQuery(
+        lambda item_id, wait=wait: Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
+        .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)[:1],
+        item_id=int,
+    )
+    for wait in (True, False)
+}
+# How many assignments hold a slot of the item (no row: none).
+_LIVE_SLOTS = CompiledQuery(
+    lambda item_id: Assignment.objects.filter(item_id=item_id, status__in=LIVE_ASSIGNMENT_STATUSES)
+    .values("item_id").annotate(live=Count("pk")).values_list("live", flat=True),
+    item_id=int,
+)
+
 _BUSY = object()  # _claim_item: the item's row is locked by another claim (and ``wait`` was False)
 
 
@@ -226,15 +268,12 @@ def _claim_item(
     try:
         with transaction.atomic():
             # The document comes along (without its long texts: the prepared page has what the layout needs).
-            item = unique_row(
-                Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
-                .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)
-            )
+            item = _LOCKED_ITEM[wait].row(item_id=item_id)
             if item is None:
                 return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
             item.campaign = campaign
             # The real count under the lock decides; the stored count only found the candidate.
-            live = item.assignments.filter(status__in=LIVE_ASSIGNMENT_STATUSES).count()
+            live = _LIVE_SLOTS.row(item_id=item.pk) or 0
             if live >= slot_limit(campaign, item):
                 if item.live_count == live:
                     raise _ReleaseRowLock
@@ -275,6 +314,30 @@ def release_assignment(assignment: Assignment) -> None:
     close_assignments(Assignment.objects.filter(pk=assignment.pk), AssignmentStatus.RELEASED)
 
 
+# The participation's counts of checked answers come along (not locked: only its holders write them).
+_LOCKED_PARTICIPATION = CompiledQuery(
+    lambda worker_id, campaign_id: Participation.objects.select_for_update(of=("self",)).select_related("checked_counts")
+    .filter(worker_id=worker_id, campaign_id=campaign_id)[:1],
+    worker_id=int, campaign_id=int,
+)
+_LOCKED_ASSIGNMENT: dict[str, CompiledQuery] = {}
+
+
+def _locked_assignment_query(kind: str) -> CompiledQuery:
+    """The worker's assignment in a campaign of this kind, locked, with its item, campaign and the protocol's
+    relations (compiled once per kind)."""
+    query = _LOCKED_ASSIGNMENT.get(kind)
+    if query is None:
+        relations = protocol_for(kind).assignment_relations
+        query = _LOCKED_ASSIGNMENT[kind] = CompiledQuery(
+            lambda assignment_id, worker_id, campaign_id: Assignment.objects.select_for_update(of=("self",))
+            .select_related("item__campaign", *relations)
+            .filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1],
+            assignment_id=int, worker_id=int, campaign_id=int,
+        )
+    return query
+
+
 def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaign | None = None) -> tuple[Participation, Assignment]:
     """Lock the worker's participation, then their assignment (call inside a transaction).
 
@@ -291,18 +354,10 @@ def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaig
         campaign_id, kind = owner["item__campaign_id"], owner["item__campaign__kind"]
     else:
         campaign_id, kind = campaign.pk, campaign.kind
-    # The participation's counts of checked answers come along (not locked: only its holders write them).
-    participation = unique_row(
-        Participation.objects.select_for_update(of=("self",)).select_related("checked_counts")
-        .filter(worker=worker, campaign_id=campaign_id)
-    )
+    participation = _LOCKED_PARTICIPATION.row(worker_id=worker.pk, campaign_id=campaign_id)
     if participation is None:  # no participation: no assignment of this worker in that campaign
         raise missing
-    assignment = unique_row(
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("item__campaign", *protocol_for(kind).assignment_relations)
-        .filter(pk=assignment_id, worker=worker, item__campaign_id=campaign_id)
-    )
+    assignment = _locked_assignment_query(kind).row(assignment_id=assignment_id, worker_id=worker.pk, campaign_id=campaign_id)
     if assignment is None:
         raise missing
     participation.worker, participation.campaign = worker, assignment.item.campaign

@@ -25,6 +25,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import protocol_for
+from annotate.rows import CompiledQuery
 from annotate.safe_csv import SafeCsvWriter
 
 from .ledger import add_ledger_entry
@@ -83,10 +84,17 @@ def ledger_totals(campaign: Campaign | None = None) -> QuerySet:
 
 def worker_total(worker: Worker | int, campaign: Campaign | None = None) -> Decimal:
     """What the ledger owes ``worker`` (a worker or its id), in ``campaign`` or in all campaigns."""
-    entries = BonusEntry.objects.filter(worker=worker)
-    if campaign is not None:
-        entries = entries.filter(campaign=campaign)
-    return entries.aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
+    worker_id = worker if isinstance(worker, int) else worker.pk
+    if campaign is not None:  # every task page shows it: compiled once
+        return _CAMPAIGN_TOTAL.row(worker_id=worker_id, campaign_id=campaign.pk) or Decimal("0.00")
+    return BonusEntry.objects.filter(worker_id=worker_id).aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
+
+
+_CAMPAIGN_TOTAL = CompiledQuery(
+    lambda worker_id, campaign_id: BonusEntry.objects.filter(worker_id=worker_id, campaign_id=campaign_id)
+    .values("worker_id").annotate(total=Sum("amount")).values_list("total", flat=True),
+    worker_id=int, campaign_id=int,
+)
 
 
 PAYMENT_FORMATS = ("generic", "prolific", "mturk")

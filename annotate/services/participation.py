@@ -22,13 +22,21 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 from annotate.ratelimits import network_key
+from annotate.rows import CompiledQuery
 
 from .errors import NotEligible
 from .live_counts import close_assignments
 
+_PARTICIPATION = CompiledQuery(
+    lambda worker_id, campaign_id: Participation.objects.filter(worker_id=worker_id, campaign_id=campaign_id)[:1],
+    worker_id=int, campaign_id=int,
+)
+
 
 def get_participation(worker: Worker, campaign: Campaign) -> Participation:
-    participation, _ = Participation.objects.get_or_create(worker=worker, campaign=campaign)
+    participation = _PARTICIPATION.row(worker_id=worker.pk, campaign_id=campaign.pk)  # every task page: compiled once
+    if participation is None:
+        participation, _ = Participation.objects.get_or_create(worker=worker, campaign=campaign)
     # The caller's objects, so that eligibility checks read them instead of loading them again.
     participation.worker, participation.campaign = worker, campaign
     return participation

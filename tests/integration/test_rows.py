@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from annotate.models import BonusEntry, Participation, PayDecision, PayDecisionKind
 from annotate.rows import insert_unless_present, unique_row
 from annotate.services.ledger import add_ledger_entry
-from tests.factories import make_campaign, make_worker, qualify
+from tests.factories import make_campaign, make_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
 
@@ -57,3 +57,59 @@ def test_the_ledger_pays_a_key_once_and_other_errors_still_raise():
     with pytest.raises(IntegrityError), transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # Django's foreign keys are checked at commit otherwise
         insert_unless_present(orphan)
+
+
+def test_a_compiled_query_reads_what_its_queryset_reads_without_compiling_again(monkeypatch):
+    from datetime import datetime, timedelta
+
+    from django.contrib.auth import get_user_model
+    from django.db.models.sql.compiler import SQLCompiler
+    from django.utils import timezone
+
+    from annotate.models import Assignment
+    from annotate.rows import CompiledQuery
+    from annotate.services.assignments import request_assignment
+
+    User = get_user_model()
+    campaign = make_campaign()
+    make_document(campaign)
+    first, second = qualify(make_worker(), campaign), qualify(make_worker(), campaign)
+    with_worker = CompiledQuery(lambda user_id: User.objects.select_related("worker").filter(pk=user_id)[:1], user_id=int)
+    by_name = CompiledQuery(lambda name: User.objects.filter(username=name).values_list("pk", "is_active"), name=str)
+    recent = CompiledQuery(
+        lambda worker_id, since: Assignment.objects.filter(worker_id=worker_id, created_at__gte=since).values_list("pk", flat=True),
+        worker_id=int, since=datetime,
+    )
+    user = with_worker.row(user_id=first.worker.user_id)
+    assert user == first.worker.user and user.worker == first.worker
+    assert by_name.rows(name=second.worker.user.username) == [(second.worker.user_id, True)]
+    assignment = request_assignment(first.worker, campaign)
+    assert recent.rows(worker_id=first.worker_id, since=timezone.now() - timedelta(minutes=1)) == [assignment.pk]
+    assert recent.rows(worker_id=first.worker_id, since=timezone.now() + timedelta(minutes=1)) == []
+
+    # Compiled: later calls with other values compile nothing and run one query each, with the new values.
+    compiles = []
+    original = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiles.append(1) or original(self, *a, **k))
+    with CaptureQueriesContext(connection) as queries:
+        other = with_worker.row(user_id=second.worker.user_id)
+        missing = with_worker.row(user_id=second.worker.user_id + 1000)
+        names = by_name.rows(name="nobody")
+    assert other.worker == second.worker and missing is None and names == []
+    assert compiles == [] and len(queries) == 3
+    assert str(second.worker.user_id) in queries.captured_queries[0]["sql"]
+
+
+def test_a_compiled_query_refuses_what_it_cannot_bind():
+    from annotate.models import Assignment
+    from annotate.rows import CompiledQuery
+
+    with pytest.raises(TypeError, match="int, str or datetime"):
+        CompiledQuery(lambda ids: Assignment.objects.filter(pk__in=ids), ids=list)
+    # An integer compared with a text column reaches the SQL as text: refused when first compiled, by name.
+    cast = CompiledQuery(lambda key: PayDecision.objects.filter(key=key), key=int)
+    with pytest.raises(TypeError, match="'key' does not reach the SQL as one value"):
+        cast.rows(key=3)
+    locked = CompiledQuery(lambda pk: Participation.objects.select_for_update().filter(pk=pk), pk=int)
+    with pytest.raises(TypeError, match="exactly the parameters"):
+        locked.rows(id=1)
