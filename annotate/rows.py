@@ -83,7 +83,7 @@ class CompiledQuery:
         if unknown:
             raise TypeError(f"CompiledQuery parameters must be int, str or datetime: {unknown}")
         self._build, self._params = build, params
-        self._compiled: dict[str, _Compiled] = {}  # by database alias
+        self._compiled: dict[tuple[str, str], _Compiled] = {}  # by database alias and vendor (SQL is a dialect's)
 
     def rows(self, **values: Any) -> list:
         """Every row the query finds with these parameter values."""
@@ -98,8 +98,8 @@ class CompiledQuery:
         if values.keys() != self._params.keys():
             raise TypeError(f"CompiledQuery takes exactly the parameters {sorted(self._params)}, got {sorted(values)}")
         alias = router.db_for_read(self._model) if not self._for_write else router.db_for_write(self._model)
-        compiled = self._compiled.get(alias) or self._compile(alias)
         connection = connections[alias]
+        compiled = self._compiled.get((alias, connection.vendor)) or self._compile(alias)
         if compiled.queryset.query.select_for_update and not connection.in_atomic_block:
             raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
         params = list(compiled.params)
@@ -139,7 +139,7 @@ class CompiledQuery:
                 raise TypeError(f"CompiledQuery parameter {name!r} does not reach the SQL as one value: {sql}")
             positions[name] = found
         compiled = _Compiled(queryset, compiler, sql, tuple(params), positions)
-        self._compiled[alias] = compiled
+        self._compiled[(alias, connection.vendor)] = compiled
         return compiled
 
 
