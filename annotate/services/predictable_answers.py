@@ -42,6 +42,7 @@ from annotate.models import (
     TrapAnswer,
 )
 from annotate.protocols import protocol_for
+from annotate.rows import CompiledQuery
 
 from .quality import scored_checks
 
@@ -160,6 +161,15 @@ def predictable_evidence(answers: Sequence[Answer]) -> str | None:
     return None
 
 
+# The worker's latest submitted assignments in a campaign: read by every submission, so compiled once.
+_RECENT_ITEMS = CompiledQuery(
+    lambda worker_id, campaign_id: Assignment.objects.filter(
+        worker_id=worker_id, item__campaign_id=campaign_id, status=AssignmentStatus.SUBMITTED,
+    ).order_by("-submitted_at").values_list("pk", flat=True)[:RECENT_ITEMS],
+    worker_id=int, campaign_id=int,
+)
+
+
 def worker_answers(participation: Participation, submitted: Assignment | None = None) -> list[Answer]:
     """The worker's answers of their last :data:`RECENT_ITEMS` items in the campaign (trap answers included),
     with their sentences' page features and known labels; sentences whose layout has no features (laid out
@@ -170,11 +180,7 @@ def worker_answers(participation: Participation, submitted: Assignment | None = 
     submission reads the ids of the recent items, the kept answers in one round trip, and from the database
     only the items not kept yet (usually just the one submitted, ``submitted``, whose layout it has), instead
     of every recent layout."""
-    recent = list(
-        Assignment.objects.filter(
-            worker_id=participation.worker_id, item__campaign_id=participation.campaign_id, status=AssignmentStatus.SUBMITTED,
-        ).order_by("-submitted_at").values_list("pk", flat=True)[:RECENT_ITEMS]
-    )
+    recent = _RECENT_ITEMS.rows(worker_id=participation.worker_id, campaign_id=participation.campaign_id)
     version = participation.campaign.checks_version
     keys = {assignment_id: f"factlab:answer-rows:{assignment_id}:{version}" for assignment_id in recent}
     kept = cache.get_many(list(keys.values()))
