@@ -229,7 +229,7 @@ class _BumpProtocol(SentenceGold, Protocol):
     def order_candidates(self, worker, campaign: Campaign, candidates, window: int) -> list[Item]:
         # BUMP spreads a summary's edits over different workers: from a wider window, summaries the worker has
         # not edited come first, each group shuffled.
-        wide = list(candidates[: window * WINDOW_FACTOR])
+        wide = candidates(window * WINDOW_FACTOR)
         seen = set(
             Assignment.objects.filter(worker=worker, item__campaign=campaign, item__summary_id__in={i.summary_id for i in wide})
             .values_list("item__summary_id", flat=True)

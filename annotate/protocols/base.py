@@ -275,9 +275,10 @@ class Protocol(ABC):
         """The worker must do the tutorial first: the protocol has one and the campaign asks for it."""
         return self.tutorial_url_name is not None and campaign.tutorial_required
 
-    def order_candidates(self, worker: Worker, campaign: Campaign, candidates: QuerySet[Item], window: int) -> list[Item]:
-        """The next ``window`` items the worker may take, best first (default: items under way first, then campaign order)."""
-        return list(candidates[:window])
+    def order_candidates(self, worker: Worker, campaign: Campaign, candidates: Callable[[int], list[Item]], window: int) -> list[Item]:
+        """The next ``window`` items the worker may take, best first (default: items under way first, then campaign
+        order). ``candidates(n)``: the first ``n`` items the worker may take in the shared order (a query per call)."""
+        return candidates(window)
 
     def worker_rules(self, campaign: Campaign) -> dict[str, bool]:
         """Which checks the worker rules announce: control sentences, the reading check, expert review."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -135,9 +136,10 @@ def _assignment_query(kind: str) -> CompiledQuery:
     return query
 
 
-def _candidate_items(worker: Worker, campaign: Campaign, network: str = ""):
+def _candidate_items(worker: Worker, campaign: Campaign, network: str = "") -> Callable[[int], list[Item]]:
     """Items the worker has not had, with a free slot: the campaign's next ``CLAIM_BAND`` items (most advanced
-    first, then in campaign order), served in an order of the worker's own.
+    first, then in campaign order), served in an order of the worker's own; returned as a function of how many
+    to read (``first(n)``: the protocol's order decides).
 
     The band is an index range scan on (campaign, for_experts, -live_count, position, id) with one unique-index
     probe per row for the worker's own assignments: the cost does not grow with the campaign. Within it, items
@@ -145,28 +147,64 @@ def _candidate_items(worker: Worker, campaign: Campaign, network: str = ""):
     :func:`worker_item_rank` order: no two workers share an order, so a second identity is not led onto the
     items the first has just answered (as "most advanced first" alone did), and an item's workers come from
     different networks where the band allows.
+
+    Every claim runs it: compiled once per campaign, slot settings, shape (with a network or without) and count
+    (:class:`~annotate.rows.CompiledQuery`), with the worker, the worker's order key and the network as values.
     """
-    had = Assignment.objects.filter(item=OuterRef("pk"), worker=worker)
-    band = (
-        Item.objects.filter(open_items_filter(campaign), campaign=campaign, for_experts=False)
-        .exclude(Exists(had))
-        .order_by("-live_count", "position", "id")
-        .values("pk")[:CLAIM_BAND]
-    )
-    order = [worker_item_rank(campaign, worker).asc(), "id"]
-    if network:
-        same_network = Exists(Assignment.objects.filter(item=OuterRef("pk"), network=network, status__in=LIVE_ASSIGNMENT_STATUSES))
-        order.insert(0, same_network.asc())
-    # What the claim reads of a candidate (a protocol's order may read its document or summary): the rest of an
-    # item's columns, built into 25 models a claim, would be work for nothing.
-    return Item.objects.filter(pk__in=band).order_by(*order).only("id", "is_control", "document_id", "summary_id")
+    rank_key = f"{_rank_salt(campaign)}:{worker.pk}:"
+
+    def first(n: int) -> list[Item]:
+        settings_key = (campaign.pk, campaign.adaptive_redundancy, campaign.redundancy, campaign.min_workers, campaign.max_workers)
+        key = (*settings_key, bool(network), n)
+        query = _CANDIDATES.get(key)
+        if query is None:
+            if len(_CANDIDATES) > 512:  # settings changed many times in a long-lived process: start again
+                _CANDIDATES.clear()
+            query = _CANDIDATES[key] = _candidates_query(campaign, with_network=bool(network), n=n)
+        values = {"worker_id": worker.pk, "rank_key": rank_key}
+        if network:
+            values["network"] = network
+        return query.rows(**values)
+
+    return first
 
 
-def worker_item_rank(campaign: Campaign, worker: Worker) -> MD5:
-    """A stable order of items of its own for each worker: the MD5 of a salt, the worker and the item. The salt
-    is keyed with the server's secret, so the order cannot be computed, nor identities picked that share one."""
-    salt = hmac.new(settings.SECRET_KEY.encode(), f"claim-order:{campaign.pk}".encode(), hashlib.sha256).hexdigest()[:24]
-    return MD5(Concat(Value(f"{salt}:{worker.pk}:"), Cast("id", output_field=CharField())))
+_CANDIDATES: dict[tuple, CompiledQuery] = {}
+
+
+def _candidates_query(campaign: Campaign, *, with_network: bool, n: int) -> CompiledQuery:
+    open_items = open_items_filter(campaign)  # the campaign's slot settings, compiled in (they are in the key)
+
+    def build(worker_id, rank_key, network=""):
+        had = Assignment.objects.filter(item=OuterRef("pk"), worker_id=worker_id)
+        band = (
+            Item.objects.filter(open_items, campaign_id=campaign.pk, for_experts=False)
+            .exclude(Exists(had))
+            .order_by("-live_count", "position", "id")
+            .values("pk")[:CLAIM_BAND]
+        )
+        order = [worker_item_rank(rank_key).asc(), "id"]
+        if with_network:
+            same_network = Exists(Assignment.objects.filter(item=OuterRef("pk"), network=network, status__in=LIVE_ASSIGNMENT_STATUSES))
+            order.insert(0, same_network.asc())
+        # What the claim reads of a candidate (a protocol's order may read its document or summary): the rest of an
+        # item's columns, built into 25 models a claim, would be work for nothing.
+        return Item.objects.filter(pk__in=band).order_by(*order).only("id", "is_control", "document_id", "summary_id")[:n]
+
+    params = {"worker_id": int, "rank_key": str, **({"network": str} if with_network else {})}
+    return CompiledQuery(build, **params)
+
+
+def _rank_salt(campaign: Campaign) -> str:
+    """The campaign's salt of :func:`worker_item_rank`, keyed with the server's secret, so the order cannot be
+    computed, nor identities picked that share one."""
+    return hmac.new(settings.SECRET_KEY.encode(), f"claim-order:{campaign.pk}".encode(), hashlib.sha256).hexdigest()[:24]
+
+
+def worker_item_rank(rank_key) -> MD5:
+    """A stable order of items of its own for each worker: the MD5 of the campaign's salt, the worker
+    (``rank_key``: ``"{salt}:{worker id}:"``) and the item."""
+    return MD5(Concat(Value(rank_key), Cast("id", output_field=CharField())))
 
 
 def request_assignment(
