@@ -143,6 +143,25 @@ class CompiledQuery:
         return compiled
 
 
+class CompiledQueries:
+    """:class:`CompiledQuery` objects made on first use, one per key, for a query whose shape depends on the key (a
+    protocol kind's joined relations, a campaign's slot settings). Past ``limit`` keys all are forgotten and made
+    again as needed: a long-lived process whose campaigns' settings changed many times does not grow without end."""
+
+    def __init__(self, limit: int = 512) -> None:
+        self._queries: dict[Any, CompiledQuery] = {}
+        self._limit = limit
+
+    def get(self, key: Any, make: Callable[[], CompiledQuery]) -> CompiledQuery:
+        """The query kept under ``key``, made by ``make()`` the first time."""
+        query = self._queries.get(key)
+        if query is None:
+            if len(self._queries) >= self._limit:
+                self._queries.clear()
+            query = self._queries[key] = make()
+        return query
+
+
 @dataclass(frozen=True)
 class _Placeholder:
     marker: Callable[[int], Any]  # the i-th parameter's stand-in while compiling: a value no caller passes

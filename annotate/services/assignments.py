@@ -38,7 +38,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
-from annotate.rows import CompiledQuery, unique_row
+from annotate.rows import CompiledQueries, CompiledQuery, unique_row
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
 from .attention import with_reading_words
@@ -121,19 +121,16 @@ _LIVE_ASSIGNMENT_ID = CompiledQuery(
     ).values_list("pk", flat=True)[:1],
     worker_id=int, campaign_id=int, now=datetime,
 )
-_ASSIGNMENT: dict[str, CompiledQuery] = {}
+_ASSIGNMENT = CompiledQueries()
 
 
 def _assignment_query(kind: str) -> CompiledQuery:
     """An assignment with its item and the protocol's relations (compiled once per campaign kind)."""
-    query = _ASSIGNMENT.get(kind)
-    if query is None:
-        relations = protocol_for(kind).assignment_relations
-        query = _ASSIGNMENT[kind] = CompiledQuery(
-            lambda assignment_id: Assignment.objects.filter(pk=assignment_id).select_related("item", *relations)[:1],
-            assignment_id=int,
-        )
-    return query
+    relations = protocol_for(kind).assignment_relations
+    return _ASSIGNMENT.get(kind, lambda: CompiledQuery(
+        lambda assignment_id: Assignment.objects.filter(pk=assignment_id).select_related("item", *relations)[:1],
+        assignment_id=int,
+    ))
 
 
 def _candidate_items(worker: Worker, campaign: Campaign, network: str = "") -> Callable[[int], list[Item]]:
@@ -156,11 +153,7 @@ def _candidate_items(worker: Worker, campaign: Campaign, network: str = "") -> C
     def first(n: int) -> list[Item]:
         settings_key = (campaign.pk, campaign.adaptive_redundancy, campaign.redundancy, campaign.min_workers, campaign.max_workers)
         key = (*settings_key, bool(network), n)
-        query = _CANDIDATES.get(key)
-        if query is None:
-            if len(_CANDIDATES) > 512:  # settings changed many times in a long-lived process: start again
-                _CANDIDATES.clear()
-            query = _CANDIDATES[key] = _candidates_query(campaign, with_network=bool(network), n=n)
+        query = _CANDIDATES.get(key, lambda: _candidates_query(campaign, with_network=bool(network), n=n))
         values = {"worker_id": worker.pk, "rank_key": rank_key}
         if network:
             values["network"] = network
@@ -169,7 +162,7 @@ def _candidate_items(worker: Worker, campaign: Campaign, network: str = "") -> C
     return first
 
 
-_CANDIDATES: dict[tuple, CompiledQuery] = {}
+_CANDIDATES = CompiledQueries()
 
 
 def _candidates_query(campaign: Campaign, *, with_network: bool, n: int) -> CompiledQuery:
@@ -358,22 +351,19 @@ _LOCKED_PARTICIPATION = CompiledQuery(
     .filter(worker_id=worker_id, campaign_id=campaign_id)[:1],
     worker_id=int, campaign_id=int,
 )
-_LOCKED_ASSIGNMENT: dict[str, CompiledQuery] = {}
+_LOCKED_ASSIGNMENT = CompiledQueries()
 
 
 def _locked_assignment_query(kind: str) -> CompiledQuery:
     """The worker's assignment in a campaign of this kind, locked, with its item, campaign and the protocol's
     relations (compiled once per kind)."""
-    query = _LOCKED_ASSIGNMENT.get(kind)
-    if query is None:
-        relations = protocol_for(kind).assignment_relations
-        query = _LOCKED_ASSIGNMENT[kind] = CompiledQuery(
-            lambda assignment_id, worker_id, campaign_id: Assignment.objects.select_for_update(of=("self",))
-            .select_related("item__campaign", *relations)
-            .filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1],
-            assignment_id=int, worker_id=int, campaign_id=int,
-        )
-    return query
+    relations = protocol_for(kind).assignment_relations
+    return _LOCKED_ASSIGNMENT.get(kind, lambda: CompiledQuery(
+        lambda assignment_id, worker_id, campaign_id: Assignment.objects.select_for_update(of=("self",))
+        .select_related("item__campaign", *relations)
+        .filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1],
+        assignment_id=int, worker_id=int, campaign_id=int,
+    ))
 
 
 def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaign | None = None) -> tuple[Participation, Assignment]:

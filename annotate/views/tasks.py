@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 from annotate import json_input
 from annotate.models import Campaign, QualificationStatus
 from annotate.protocols import kinds_of_family, protocol_for
-from annotate.rows import CompiledQuery
+from annotate.rows import CompiledQueries, CompiledQuery
 from annotate.services.assignments import submit_assignment
 from annotate.services.attention import clean_signals
 from annotate.services.campaign_refs import campaign_reference
@@ -36,17 +36,15 @@ RESULT_TEMPLATE = "annotate/qualification_result.html"
 
 def family_campaign(slug: str, family: str) -> Campaign:
     """The campaign behind a protocol page; a campaign of another protocol is 404 there, like a missing one."""
-    query = _FAMILY_CAMPAIGN.get(family)
-    if query is None:  # compiled once per protocol family: every task page reads its campaign
-        kinds = kinds_of_family(family)
-        query = _FAMILY_CAMPAIGN[family] = CompiledQuery(lambda slug: Campaign.objects.filter(slug=slug, kind__in=kinds)[:1], slug=str)
+    kinds = kinds_of_family(family)  # compiled once per protocol family: every task page reads its campaign
+    query = _FAMILY_CAMPAIGN.get(family, lambda: CompiledQuery(lambda slug: Campaign.objects.filter(slug=slug, kind__in=kinds)[:1], slug=str))
     campaign = query.row(slug=slug)
     if campaign is None:
         raise Http404("No such campaign.")
     return campaign
 
 
-_FAMILY_CAMPAIGN: dict[str, CompiledQuery] = {}
+_FAMILY_CAMPAIGN = CompiledQueries()
 
 
 def family_campaign_reference(slug: str, family: str) -> Campaign:

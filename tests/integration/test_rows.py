@@ -113,3 +113,22 @@ def test_a_compiled_query_refuses_what_it_cannot_bind():
     locked = CompiledQuery(lambda pk: Participation.objects.select_for_update().filter(pk=pk), pk=int)
     with pytest.raises(TypeError, match="exactly the parameters"):
         locked.rows(id=1)
+
+
+def test_compiled_queries_are_made_once_per_key_and_forgotten_past_their_limit():
+    from annotate.rows import CompiledQueries, CompiledQuery
+
+    made = []
+
+    def make(kind):
+        def build(pk):
+            return Participation.objects.filter(pk=pk, campaign__kind=kind)
+        made.append(kind)
+        return CompiledQuery(build, pk=int)
+
+    queries = CompiledQueries(limit=2)
+    frank = queries.get("frank", lambda: make("frank"))
+    assert queries.get("frank", lambda: make("frank")) is frank and made == ["frank"]
+    queries.get("bump", lambda: make("bump"))
+    queries.get("spans", lambda: make("spans"))  # a third key: the two kept are forgotten
+    assert queries.get("frank", lambda: make("frank")) is not frank and made == ["frank", "bump", "spans", "frank"]
