@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import DecimalField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import (
     Assignment,
     AssignmentStatus,
+    BonusEntry,
     Campaign,
     CampaignStatus,
     Participation,
@@ -33,8 +36,24 @@ _PARTICIPATION = CompiledQuery(
 )
 
 
-def get_participation(worker: Worker, campaign: Campaign) -> Participation:
-    participation = _PARTICIPATION.row(worker_id=worker.pk, campaign_id=campaign.pk)  # every task page: compiled once
+# A task page shows what the ledger owes the worker in the campaign: read with the participation, in its query.
+_OWED_IN_CAMPAIGN = Subquery(
+    BonusEntry.objects.filter(worker_id=OuterRef("worker_id"), campaign_id=OuterRef("campaign_id"))
+    .values("worker_id").annotate(total=Sum("amount")).values("total")[:1],
+    output_field=DecimalField(max_digits=12, decimal_places=2),
+)
+_PARTICIPATION_WITH_OWED = CompiledQuery(
+    lambda worker_id, campaign_id: Participation.objects.filter(worker_id=worker_id, campaign_id=campaign_id)
+    .annotate(owed_total=Coalesce(_OWED_IN_CAMPAIGN, Decimal("0.00"), output_field=DecimalField(max_digits=12, decimal_places=2)))[:1],
+    worker_id=int, campaign_id=int,
+)
+
+
+def get_participation(worker: Worker, campaign: Campaign, *, with_owed: bool = False) -> Participation:
+    """The worker's participation in the campaign (created on first sight). ``with_owed``: with ``owed_total``,
+    what the ledger owes the worker in the campaign, read in the same query (a task page shows it)."""
+    # Every task page reads it: compiled once.
+    participation = (_PARTICIPATION_WITH_OWED if with_owed else _PARTICIPATION).row(worker_id=worker.pk, campaign_id=campaign.pk)
     if participation is None:
         participation, _ = Participation.objects.get_or_create(worker=worker, campaign=campaign)
     # The caller's objects, so that eligibility checks read them instead of loading them again.

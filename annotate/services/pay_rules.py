@@ -48,7 +48,7 @@ from annotate.models import (
     PayDecisionKind,
 )
 from annotate.protocols import protocol_for
-from annotate.rows import insert_unless_present
+from annotate.rows import CompiledQuery, insert_unless_present
 
 from .bonus_rule import bonus_rule
 from .gold import campaign_has_checks
@@ -150,16 +150,22 @@ def score_exists(participation: Participation, assignment: Assignment) -> bool:
     )
 
 
+# Every submit of a scored worker looks for held items (almost always none): compiled once.
+_PENDING_HOLDS = CompiledQuery(
+    lambda worker_id, campaign_id: PayDecision.objects.filter(
+        worker_id=worker_id, campaign_id=campaign_id, kind=PayDecisionKind.HELD, key__startswith=f"{PENDING_PAY_PREFIX}:",
+    ).only("key", "assignment_id", "amount"),
+    worker_id=int, campaign_id=int,
+)
+
+
 def settle_pending_pay(participation: Participation, *, refuse: str | None = None) -> Decimal:
     """Pay the worker's items held until their score existed (``refuse``: refuse them instead, with this reason).
     Each held item is settled once (unique keys); returns the amount paid now.
 
     Called inside the submission with the participation locked, so the keys read here cannot be written
     meanwhile; the settlement is two inserts however many items were held (a submit's cost stays fixed)."""
-    held = list(PayDecision.objects.filter(
-        worker_id=participation.worker_id, campaign_id=participation.campaign_id, kind=PayDecisionKind.HELD,
-        key__startswith=f"{PENDING_PAY_PREFIX}:",
-    ).only("key", "assignment_id", "amount"))
+    held = _PENDING_HOLDS.rows(worker_id=participation.worker_id, campaign_id=participation.campaign_id)
     if not held:
         return Decimal("0.00")
     settled = set(PayDecision.objects.filter(

@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from django.core.cache import cache
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from annotate.models import (
     Assignment,
@@ -214,17 +214,39 @@ def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) 
             if row.get("trap") and row.get("trap_at") is not None and row["trap_at"] < len(shown):
                 trap_features[(assignment_id, row["trap"])] = features[(assignment_id, row["summary"], row["trap_at"])]
     answers: dict[int, list[Answer]] = {assignment_id: [] for assignment_id in layouts}
-    gold = GoldLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index")).values("factual")[:1]
-    judgements = SentenceJudgement.objects.filter(assignment_id__in=list(layouts)).annotate(known=Subquery(gold)).values_list(
-        "assignment_id", "summary_id", "sentence_index", "factual", "known")
+    if len(layouts) == 1:  # a submission's own item (most calls): queries compiled once
+        (only,) = layouts
+        judgements, traps = _ITEM_JUDGEMENTS.rows(assignments=only), _ITEM_TRAP_ANSWERS.rows(assignments=only)
+    else:
+        judgements, traps = _judgements_with_known(list(layouts)), _trap_answers_with_expected(list(layouts))
     for a, s, i, factual, known in judgements:
         if (a, s, i) in features:
             answers[a].append(Answer(factual, features[(a, s, i)], known))
-    traps = TrapAnswer.objects.filter(assignment_id__in=list(layouts)).values_list("assignment_id", "trap_id", "factual", "trap__expected_factual")
     for a, t, factual, expected in traps:
         if (a, t) in trap_features:
             answers[a].append(Answer(factual, trap_features[(a, t)], expected))
     return answers
+
+
+def _judgements_with_known(assignments: int | list[int]) -> QuerySet:
+    """Sentence answers (assignment, summary, sentence, answer) of one assignment or of a list of them, with the
+    sentence's gold label (None without one)."""
+    gold = GoldLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index")).values("factual")[:1]
+    return SentenceJudgement.objects.filter(_of_assignments(assignments)).annotate(known=Subquery(gold)).values_list(
+        "assignment_id", "summary_id", "sentence_index", "factual", "known")
+
+
+def _trap_answers_with_expected(assignments: int | list[int]) -> QuerySet:
+    """Trap answers (assignment, trap, answer) of one assignment or of a list of them, with the trap's expected answer."""
+    return TrapAnswer.objects.filter(_of_assignments(assignments)).values_list("assignment_id", "trap_id", "factual", "trap__expected_factual")
+
+
+def _of_assignments(assignments: int | list[int]) -> Q:
+    return Q(assignment_id=assignments) if isinstance(assignments, int) else Q(assignment_id__in=assignments)
+
+
+_ITEM_JUDGEMENTS = CompiledQuery(_judgements_with_known, assignments=int)
+_ITEM_TRAP_ANSWERS = CompiledQuery(_trap_answers_with_expected, assignments=int)
 
 
 def predictable_answers_hold(participation: Participation, assignment: Assignment | None = None) -> str | None:

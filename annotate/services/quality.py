@@ -36,7 +36,7 @@ from annotate.models import (
     TrapSource,
     Worker,
 )
-from annotate.protocols import GoldTally, protocol_for, written_summaries
+from annotate.protocols import GoldTally, all_protocols, protocol_for, written_summaries
 
 from .overlap import band_sql
 
@@ -275,13 +275,26 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
 def _written_here_sql(column: str) -> tuple[str, list]:
     """SQL (and its parameters) true when ``column`` holds a summary that a protocol's answers wrote here
     (``Protocol.written_summaries``, e.g. BUMP's edited summaries); FALSE when no protocol writes summaries."""
+    # Every submission's trap checks ask for it and the answer is always the same SQL: compiled once per column,
+    # database vendor and set of registered protocols (the objects themselves: a test may register one).
+    key = (column, connection.vendor, tuple(all_protocols()))
+    found = _WRITTEN_HERE.get(key)
+    if found is None:
+        found = _WRITTEN_HERE[key] = _compile_written_here(column)
+    return found[0], list(found[1])
+
+
+_WRITTEN_HERE: dict[tuple, tuple[str, tuple]] = {}
+
+
+def _compile_written_here(column: str) -> tuple[str, tuple]:
     parts: list[str] = []
     params: list = []
     for query in written_summaries():
         sql, query_params = query.query.sql_with_params()
         parts.append(f"{column} IN ({sql})")
         params.extend(query_params)
-    return " OR ".join(parts) or "FALSE", params
+    return " OR ".join(parts) or "FALSE", tuple(params)
 
 
 def worker_checks(

@@ -36,17 +36,19 @@ def worker_rules(context: template.Context, campaign: Campaign, preview: bool = 
         worker = Worker.objects.filter(user=user).first() if user is not None and user.is_authenticated else None
         worker_id = worker.pk if worker is not None else None
         assignment = current_assignment(worker, campaign) if worker is not None and not preview else None
-    submitted = 0
-    shown = context.get("participation")  # the task view's, read for the claim
+    submitted, owed = 0, None
+    shown = context.get("participation")  # the task view's, read for the claim (with what the ledger owes)
     if shown is not None and worker_id is not None and shown.worker_id == worker_id and shown.campaign_id == campaign.pk:
-        submitted = shown.items_submitted
+        submitted, owed = shown.items_submitted, getattr(shown, "owed_total", None)
     elif worker_id is not None:
         submitted = Participation.objects.filter(worker_id=worker_id, campaign=campaign).values_list("items_submitted", flat=True).first() or 0
+    if owed is None:
+        owed = worker_total(worker_id, campaign) if worker_id is not None else Decimal("0.00")
     return {
         "campaign": campaign,
         # Open on the first item (the worker reads them once); collapsed afterwards, one tap away.
         "rules_open": submitted == 0,
-        "owed": worker_total(worker_id, campaign) if worker_id is not None else Decimal("0.00"),
+        "owed": owed,
         **protocol_for(campaign.kind).worker_rules(campaign),  # traps, checks, entity_check, review
         # What the bonus line promises is what the pay rules pay (the evidence as kept: no query on gold or traps).
         "bonus": bonus_rule(campaign, kept_evidence=True),

@@ -80,7 +80,7 @@ def claim_assignment(
     """
     worker = worker_for_user(request.user)
     arrival = crowd_context(request, campaign)
-    participation = get_participation(worker, campaign)
+    participation = get_participation(worker, campaign, with_owed=True)  # the page shows what the ledger owes
     hit_full = mturk_assignment_full(participation, arrival)
     if hit_full is not None:
         return None, participation, hit_full

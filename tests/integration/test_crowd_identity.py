@@ -37,7 +37,7 @@ from annotate.services.assignments import (
 )
 from annotate.services.bonuses import ledger_csv
 from annotate.services.crowd import ensure_prolific_codes
-from tests.factories import make_campaign, make_document, make_worker
+from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.integration.test_frank_protocol import TRAPS, answers_for
 
 pytestmark = pytest.mark.django_db
@@ -451,6 +451,26 @@ def test_payment_csvs_carry_what_each_platform_needs(admin_client):
 
 
 # --- 6. Workers see the rules ---------------------------------------------------------------------------------
+
+
+def test_task_page_owes_what_the_ledger_holds_in_this_campaign_after_each_entry(client, monkeypatch):
+    """The owed total read with the participation: entries of this campaign only, as they are when the page opens."""
+
+    def second_query(*args, **kwargs):
+        raise AssertionError("the task page summed the ledger again")
+
+    campaign, other = make_campaign(trap_rate=1.0), make_campaign()
+    make_document(campaign, traps=TRAPS)
+    worker = make_worker()
+    qualify(worker, campaign)
+    BonusEntry.objects.create(key=f"elsewhere:{worker.pk}", worker=worker, campaign=other, amount=Decimal("9.00"), reason="bonus")
+    client.force_login(worker.user)
+    monkeypatch.setattr("annotate.templatetags.crowd.worker_total", second_query)
+    task_url = reverse("annotate:frank-task", args=[campaign.slug])
+    assert 'id="owed-so-far">$0.00<' in client.get(task_url).content.decode()
+    for n, amount in enumerate(["1.25", "0.50"]):
+        BonusEntry.objects.create(key=f"here:{worker.pk}:{n}", worker=worker, campaign=campaign, amount=Decimal(amount), reason="pay per item")
+    assert 'id="owed-so-far">$1.75<' in client.get(task_url).content.decode()
 
 
 def test_task_page_states_pay_bonus_owed_and_blocking_rules_without_revealing_checks(client):
