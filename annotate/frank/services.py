@@ -4,11 +4,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from annotate.frank.models import EntityAnswer, entity_answer
-from annotate.models import AssignmentStatus, Participation, Worker
+from annotate.models import AssignmentStatus, Worker
+from annotate.rows import insert_row, update_row
 from annotate.services.errors import AssignmentClosed, InvalidSubmission
 from annotate.services.participation import (
     READING_CHECK_FAILURES_TO_SCREEN_OUT as ENTITY_FAILURES_TO_BLOCK,
@@ -46,11 +46,12 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
         if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
             raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
         correct = choice == entity["answer"]
-        EntityAnswer.objects.create(assignment=assignment, choice=choice, correct=correct)
-        Participation.objects.filter(pk=participation.pk).update(
-            entity_checks=F("entity_checks") + 1, entity_failures=F("entity_failures") + (0 if correct else 1)
-        )
-        failures = participation.entity_failures + (0 if correct else 1)
+        insert_row(EntityAnswer(assignment=assignment, choice=choice, correct=correct))
+        # The participation is locked (lock_worker_assignment): its counts as read are current.
+        participation.entity_checks += 1
+        participation.entity_failures += 0 if correct else 1
+        update_row(participation, ["entity_checks", "entity_failures"])
+        failures = participation.entity_failures
         reason = None
         if not correct and assignment.item.campaign.entity_check_enabled and failures >= ENTITY_FAILURES_TO_BLOCK:
             reason = (f"{failures} answers to the reading check (which option was not mentioned in the article) were wrong; "

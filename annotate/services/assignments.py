@@ -38,7 +38,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
-from annotate.rows import CompiledQueries, CompiledQuery, unique_row
+from annotate.rows import CompiledQueries, CompiledQuery, insert_row, unique_row, update_row
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
 from .attention import with_reading_words
@@ -317,9 +317,10 @@ def _claim_item(
                 network=network,
             )
             protocol.prepare_assignment(assignment)
-            assignment.save()
+            insert_row(assignment)  # a unique conflict (the same worker's other request) raises, as save() does
             protocol.assignment_claimed(assignment)
-            Item.objects.filter(pk=item.pk).update(live_count=live + 1)
+            item.live_count = live + 1
+            update_row(item, ["live_count"])
             return assignment
     except _ReleaseRowLock:
         # Full, nothing written: rolling back to the savepoint releases the item's row lock, so a claim never
@@ -450,13 +451,13 @@ def submit_assignment(
         if signals is not None:
             assignment.signals = with_reading_words(assignment.item, signals)
             written.append("signals")
-        assignment.save(update_fields=written)
+        update_row(assignment, written)
 
         participation.items_submitted += 1
         participation.trap_correct += result.traps_correct
         participation.trap_total += result.traps_total
         participation.too_fast_items += int(result.too_fast)  # feeds the fast-worker flag
-        participation.save(update_fields=["items_submitted", "trap_correct", "trap_total", "too_fast_items"])
+        update_row(participation, ["items_submitted", "trap_correct", "trap_total", "too_fast_items"])
         count_submission(participation, assignment)  # what the block and pay rules below score, kept per participation
         blocked_reason = apply_quality_rules(participation)
         if blocked_reason is None:

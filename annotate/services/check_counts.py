@@ -20,9 +20,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotate.models import Assignment, Campaign, CheckedAnswerCounts, Participation
+from annotate.rows import update_row
 
 from .quality import (
     RECENT_CHECKS_PER_CLASS,
@@ -100,11 +100,15 @@ def _answers(cells: list[list], recent: list[Check]) -> CheckedAnswers:
     return CheckedAnswers(cell_checks(cells), recent_checks(recent))
 
 
-def _store(participation: Participation, version: int, cells: list[list], recent: list[Check], *, exists: bool) -> None:
+def _store(participation: Participation, version: int, cells: list[list], recent: list[Check], *, kept: CheckedAnswerCounts | None) -> None:
     values = {"checks_version": version, "items_counted": participation.items_submitted, "cells": cells,
               "recent": [_group_json(group) for group in recent]}
-    if exists and CheckedAnswerCounts.objects.filter(pk=participation.pk).update(**values, updated_at=timezone.now()):
-        return
+    # ``kept``: the row as the submission read it, updated in place; without one (or gone), written by an upsert.
+    if kept is not None:
+        for name, value in values.items():
+            setattr(kept, name, value)
+        if update_row(kept, [*values, "updated_at"]):  # every submission: SQL built once
+            return
     CheckedAnswerCounts.objects.bulk_create(
         [CheckedAnswerCounts(participation_id=participation.pk, **values)],
         update_conflicts=True, unique_fields=["participation"], update_fields=[*values, "updated_at"],
@@ -138,7 +142,7 @@ def count_submission(participation: Participation, assignment: Assignment) -> Ch
         cells, recent = add_checks(kept.cells, [_group(row) for row in kept.recent], new)
     else:
         cells, recent = _counted_from_history(participation, campaign)
-    _store(participation, campaign.checks_version, cells, recent, exists=kept is not None)
+    _store(participation, campaign.checks_version, cells, recent, kept=kept)
     answers = _answers(cells, recent)
     keep_submission_answers(participation, answers)
     return answers
@@ -168,6 +172,6 @@ def recount_checked_answers(campaign: Campaign | None = None) -> int:
             if locked is None:
                 continue
             cells, recent = _counted_from_history(locked, locked.campaign)
-            _store(locked, locked.campaign.checks_version, cells, recent, exists=True)
+            _store(locked, locked.campaign.checks_version, cells, recent, kept=None)  # written whether or not kept
             counted += 1
     return counted

@@ -132,3 +132,46 @@ def test_compiled_queries_are_made_once_per_key_and_forgotten_past_their_limit()
     queries.get("bump", lambda: make("bump"))
     queries.get("spans", lambda: make("spans"))  # a third key: the two kept are forgotten
     assert queries.get("frank", lambda: make("frank")) is not frank and made == ["frank", "bump", "spans", "frank"]
+
+
+def test_insert_row_and_update_row_write_as_save_does_with_sql_built_once(monkeypatch):
+    from django.db.models.sql.compiler import SQLCompiler
+    from django.utils import timezone
+
+    from annotate.models import Assignment, CheckedAnswerCounts, Item
+    from annotate.rows import insert_row, update_row
+
+    campaign = make_campaign()
+    make_document(campaign)
+    item = Item.objects.get(campaign=campaign)
+    first, second = qualify(make_worker(), campaign), qualify(make_worker(), campaign)
+    expires = timezone.now() + timezone.timedelta(minutes=30)
+    made = Assignment(item=item, worker=first.worker, expires_at=expires, layout={"summaries": [{"summary": 1, "trap": None}]})
+    insert_row(made)
+    stored = Assignment.objects.get(pk=made.pk)
+    assert not made._state.adding and stored.created_at == made.created_at is not None  # auto_now_add, as save() sets it
+    assert stored.layout == made.layout and stored.status == "active" and stored.expires_at == expires
+    # A unique conflict raises as save() does (the claim's savepoint catches it).
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_row(Assignment(item=item, worker=first.worker, expires_at=expires))
+
+    # Only the named fields are written; an auto_now field named is set to now.
+    counts = CheckedAnswerCounts.objects.create(participation=first, checks_version=1, items_counted=0, cells=[], recent=[])
+    before = counts.updated_at
+    counts.items_counted, counts.cells, counts.checks_version = 3, [[True, True, "gold", False, False, "x/0", True, 3, 3.0]], 9
+    assert update_row(counts, ["items_counted", "cells", "updated_at"])
+    again = CheckedAnswerCounts.objects.get(pk=first.pk)
+    assert (again.items_counted, again.cells, again.checks_version) == (3, counts.cells, 1) and again.updated_at > before
+    assert not update_row(CheckedAnswerCounts(participation_id=second.pk, items_counted=1), ["items_counted"])  # no such row
+
+    # The statements are built once: later writes compile nothing and run one statement each.
+    compiles = []
+    original = SQLCompiler.as_sql
+    monkeypatch.setattr(SQLCompiler, "as_sql", lambda self, *a, **k: compiles.append(1) or original(self, *a, **k))
+    with CaptureQueriesContext(connection) as queries:
+        other = Assignment(item=item, worker=second.worker, expires_at=expires)
+        insert_row(other)
+        other.status = "submitted"
+        update_row(other, ["status"])
+    assert compiles == [] and len(queries) == 2
+    assert Assignment.objects.get(pk=other.pk).status == "submitted"
