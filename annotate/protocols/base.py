@@ -260,7 +260,8 @@ class Protocol(ABC):
 
     @abstractmethod
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
-        """Validate ``payload`` and store it. Raise ``InvalidSubmission`` to refuse (the transaction rolls back)."""
+        """Validate ``payload`` and store it. Raise ``InvalidSubmission`` to refuse (the transaction rolls back).
+        The assignment's ``layout`` is what the claim stored (``prepare_assignment``): it is not written again."""
 
     def document_items(self, store: Any, document: Document) -> None:
         """Create (through ``store.item``, ``store`` being the import's ``annotate.importers.store.Store``) the items

@@ -447,7 +447,9 @@ def submit_assignment(
         assignment.status = AssignmentStatus.SUBMITTED
         assignment.submission_key = submission_key
         assignment.lead_time_seconds = (now - assignment.created_at).total_seconds()
-        written = ["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast", "layout"]
+        # Not the layout: the claim stored it and no protocol changes it at submission (rewriting it cost a
+        # submission its largest value to encode and the database a new copy of it).
+        written = ["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast"]
         if signals is not None:
             assignment.signals = with_reading_words(assignment.item, signals)
             written.append("signals")
