@@ -36,47 +36,42 @@ def insert_unless_present(instance: Model) -> bool:
     appends two or three such rows. Other errors (a missing foreign key, a check constraint) still raise.
     Model signals are not sent (the append-only rows written this way have no receivers).
     """
-    meta = instance._meta
-    connection = connections[router.db_for_write(type(instance), instance=instance)]
-    fields = [field for field in meta.concrete_fields if not (field.primary_key and getattr(instance, field.attname) is None)]
-    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
-    quote = connection.ops.quote_name
-    sql = (
-        f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING RETURNING {quote(meta.pk.column)}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        row = cursor.fetchone()
-    if row is None:
-        return False
-    instance.pk = row[0]
-    instance._state.adding, instance._state.db = False, connection.alias
-    return True
+    return _insert(instance, unless_present=True)
 
 
 def insert_row(instance: Model) -> None:
-    """Insert ``instance`` as ``save()`` does for a new row (its ``pk`` is set), in one ``INSERT … RETURNING``
-    whose SQL is built once per model, column list and database, where ``save()`` builds and compiles an insert
-    query each time (a claim and a reading check insert one row each). A unique conflict raises
-    ``IntegrityError`` as ``save()`` does. Model signals are not sent (the rows written this way have no receivers).
+    """Insert ``instance`` as ``save()`` does for a new row (its ``pk`` is set), in one ``INSERT … RETURNING``,
+    where ``save()`` builds and compiles an insert query each time (a claim and a reading check insert one row
+    each). A unique conflict raises ``IntegrityError`` as ``save()`` does. Model signals are not sent (the rows
+    written this way have no receivers).
     """
+    _insert(instance, unless_present=False)
+
+
+def _insert(instance: Model, *, unless_present: bool) -> bool:
+    """The one insert of :func:`insert_row` and :func:`insert_unless_present`: SQL built once per model, column
+    list, conflict rule and database; each value prepared by its field as ``save()`` prepares it."""
     meta = instance._meta
     connection = connections[router.db_for_write(type(instance), instance=instance)]
     fields = [field for field in meta.concrete_fields if not (field.primary_key and getattr(instance, field.attname) is None)]
-    key = ("insert", type(instance), tuple(field.attname for field in fields), connection.alias, connection.vendor)
+    key = ("insert", type(instance), tuple(field.attname for field in fields), unless_present, connection.alias, connection.vendor)
     sql = _STATEMENTS.get(key)
     if sql is None:
         quote = connection.ops.quote_name
         sql = _STATEMENTS[key] = (
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-            f"VALUES ({', '.join(['%s'] * len(fields))}) RETURNING {quote(meta.pk.column)}"
+            f"VALUES ({', '.join(['%s'] * len(fields))}) {'ON CONFLICT DO NOTHING ' if unless_present else ''}"
+            f"RETURNING {quote(meta.pk.column)}"
         )
     values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
-        instance.pk = cursor.fetchone()[0]
+        row = cursor.fetchone()
+    if row is None:  # a conflict, ignored (unless_present)
+        return False
+    instance.pk = row[0]
     instance._state.adding, instance._state.db = False, connection.alias
+    return True
 
 
 def update_row(instance: Model, fields: Sequence[str]) -> bool:
@@ -104,7 +99,7 @@ def update_row(instance: Model, fields: Sequence[str]) -> bool:
         return cursor.rowcount > 0
 
 
-# The SQL of insert_row and update_row, by statement, model, columns and database (a few dozen at most).
+# The SQL of the inserts and updates above, by statement, model, columns and database (a few dozen at most).
 _STATEMENTS: dict[tuple, str] = {}
 
 

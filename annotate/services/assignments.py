@@ -126,11 +126,14 @@ _ASSIGNMENT = CompiledQueries()
 
 def _assignment_query(kind: str) -> CompiledQuery:
     """An assignment with its item and the protocol's relations (compiled once per campaign kind)."""
-    relations = protocol_for(kind).assignment_relations
-    return _ASSIGNMENT.get(kind, lambda: CompiledQuery(
+    return _ASSIGNMENT.get(kind, lambda: _assignment_with(protocol_for(kind).assignment_relations))
+
+
+def _assignment_with(relations: tuple[str, ...]) -> CompiledQuery:
+    return CompiledQuery(
         lambda assignment_id: Assignment.objects.filter(pk=assignment_id).select_related("item", *relations)[:1],
         assignment_id=int,
-    ))
+    )
 
 
 def _candidate_items(worker: Worker, campaign: Campaign, network: str = "") -> Callable[[int], list[Item]]:
@@ -358,13 +361,16 @@ _LOCKED_ASSIGNMENT = CompiledQueries()
 def _locked_assignment_query(kind: str) -> CompiledQuery:
     """The worker's assignment in a campaign of this kind, locked, with its item, campaign and the protocol's
     relations (compiled once per kind)."""
-    relations = protocol_for(kind).assignment_relations
-    return _LOCKED_ASSIGNMENT.get(kind, lambda: CompiledQuery(
+    return _LOCKED_ASSIGNMENT.get(kind, lambda: _locked_assignment_with(protocol_for(kind).assignment_relations))
+
+
+def _locked_assignment_with(relations: tuple[str, ...]) -> CompiledQuery:
+    return CompiledQuery(
         lambda assignment_id, worker_id, campaign_id: Assignment.objects.select_for_update(of=("self",))
         .select_related("item__campaign", *relations)
         .filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1],
         assignment_id=int, worker_id=int, campaign_id=int,
-    ))
+    )
 
 
 def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaign | None = None) -> tuple[Participation, Assignment]:

@@ -28,7 +28,7 @@ from annotate.protocols import protocol_for
 from annotate.rows import CompiledQuery
 from annotate.safe_csv import SafeCsvWriter
 
-from .ledger import add_ledger_entry
+from .ledger import add_ledger_entry, owed_in_campaign
 from .participation import reading_check_screen_outs
 from .pay_rules import defer_pay, judge_submission
 
@@ -90,11 +90,7 @@ def worker_total(worker: Worker | int, campaign: Campaign | None = None) -> Deci
     return BonusEntry.objects.filter(worker_id=worker_id).aggregate(total=Sum("amount"))["total"] or Decimal("0.00")
 
 
-_CAMPAIGN_TOTAL = CompiledQuery(
-    lambda worker_id, campaign_id: BonusEntry.objects.filter(worker_id=worker_id, campaign_id=campaign_id)
-    .values("worker_id").annotate(total=Sum("amount")).values_list("total", flat=True),
-    worker_id=int, campaign_id=int,
-)
+_CAMPAIGN_TOTAL = CompiledQuery(owed_in_campaign, worker_id=int, campaign_id=int)
 
 
 PAYMENT_FORMATS = ("generic", "prolific", "mturk")

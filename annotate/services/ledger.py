@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.db.models import QuerySet, Sum
+
 from annotate.models import Assignment, BonusEntry, Participation
 from annotate.rows import insert_unless_present
 
@@ -25,6 +27,13 @@ def add_ledger_entry(
         key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
         assignment=assignment, amount=amount, reason=reason,
     ))
+
+
+def owed_in_campaign(worker_id, campaign_id) -> QuerySet:
+    """What the ledger owes a worker in a campaign, as a one-row query of its total (no row: nothing owed).
+    The values may be ids or outer references (the task page reads it as a subquery of the participation)."""
+    return BonusEntry.objects.filter(worker_id=worker_id, campaign_id=campaign_id).values("worker_id").annotate(
+        total=Sum("amount")).values_list("total", flat=True)
 
 
 @dataclass(frozen=True)

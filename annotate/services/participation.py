@@ -8,14 +8,13 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import DecimalField, OuterRef, QuerySet, Subquery, Sum
+from django.db.models import DecimalField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotate.models import (
     Assignment,
     AssignmentStatus,
-    BonusEntry,
     Campaign,
     CampaignStatus,
     Participation,
@@ -28,6 +27,7 @@ from annotate.ratelimits import network_key
 from annotate.rows import CompiledQuery
 
 from .errors import NotEligible
+from .ledger import owed_in_campaign
 from .live_counts import close_assignments
 
 _PARTICIPATION = CompiledQuery(
@@ -38,9 +38,7 @@ _PARTICIPATION = CompiledQuery(
 
 # A task page shows what the ledger owes the worker in the campaign: read with the participation, in its query.
 _OWED_IN_CAMPAIGN = Subquery(
-    BonusEntry.objects.filter(worker_id=OuterRef("worker_id"), campaign_id=OuterRef("campaign_id"))
-    .values("worker_id").annotate(total=Sum("amount")).values("total")[:1],
-    output_field=DecimalField(max_digits=12, decimal_places=2),
+    owed_in_campaign(OuterRef("worker_id"), OuterRef("campaign_id"))[:1], output_field=DecimalField(max_digits=12, decimal_places=2),
 )
 _PARTICIPATION_WITH_OWED = CompiledQuery(
     lambda worker_id, campaign_id: Participation.objects.filter(worker_id=worker_id, campaign_id=campaign_id)

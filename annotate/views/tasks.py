@@ -36,15 +36,18 @@ RESULT_TEMPLATE = "annotate/qualification_result.html"
 
 def family_campaign(slug: str, family: str) -> Campaign:
     """The campaign behind a protocol page; a campaign of another protocol is 404 there, like a missing one."""
-    kinds = kinds_of_family(family)  # compiled once per protocol family: every task page reads its campaign
-    query = _FAMILY_CAMPAIGN.get(family, lambda: CompiledQuery(lambda slug: Campaign.objects.filter(slug=slug, kind__in=kinds)[:1], slug=str))
-    campaign = query.row(slug=slug)
+    # Compiled once per protocol family: every task page reads its campaign.
+    campaign = _FAMILY_CAMPAIGN.get(family, lambda: _campaign_of_kinds(kinds_of_family(family))).row(slug=slug)
     if campaign is None:
         raise Http404("No such campaign.")
     return campaign
 
 
 _FAMILY_CAMPAIGN = CompiledQueries()
+
+
+def _campaign_of_kinds(kinds: list[str]) -> CompiledQuery:
+    return CompiledQuery(lambda slug: Campaign.objects.filter(slug=slug, kind__in=kinds)[:1], slug=str)
 
 
 def family_campaign_reference(slug: str, family: str) -> Campaign:
