@@ -578,19 +578,11 @@ async def annotator(
             csrf = jar.filter_cookies(URL(base)).get("csrftoken")
             headers = {"X-CSRFToken": csrf.value if csrf else "", "Content-Type": "application/json"}
             urls = data["urls"]
+            # As the page does: the reading check's answer goes with the item's answers.
+            submission = {"submission_key": data["submission_key"], "summaries": answers_for_page(data, rng)}
             if not data["entity_done"]:
-                try:
-                    entity = await _request(client, "POST", urls["entity"], data=json.dumps({"choice": choose_entity(data)}), headers=headers)
-                except ConnectionLost as exc:
-                    stats.errors[f"entity: {exc}"] += 1
-                    continue  # the next task page shows the same assignment again
-                if entity.status_code != 200:
-                    stats.errors[f"entity: HTTP {entity.status_code}"] += 1
-                    continue
-                if entity.json().get("blocked"):
-                    stats.blocked += 1
-                    return
-            body = json.dumps({"submission_key": data["submission_key"], "summaries": answers_for_page(data, rng)})
+                submission["entity_choice"] = choose_entity(data)
+            body = json.dumps(submission)
 
             async def submit_once(url: str = urls["submit"], body: str = body, headers: dict = headers):
                 started = time.perf_counter()

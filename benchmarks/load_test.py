@@ -3,7 +3,7 @@
 The script recreates the benchmark database (``factlab_bench``), migrates it, imports FRANK
 (``../shared/data/frank`` or ``data/frank-subset``) into a running campaign, creates N pre-qualified
 annotators, starts gunicorn on 127.0.0.1 and lets every annotator, for ``--duration`` seconds: request
-the next item, answer the entity question, and submit judgements for every sentence (some submits are
+the next item and submit judgements for every sentence with the entity question's answer (some submits are
 double clicks). It prints submissions per second, p50/p95/p99 latency of the submit endpoint and of the
 task page, the errors, and then checks in the database that every acknowledged submission is stored
 exactly once and that no item exceeded its redundancy. Exit status 1 when an invariant is broken.

@@ -30,6 +30,7 @@ from annotate.frank.qualification import (
     parse_qualification_form,
     qualification_rows,
 )
+from annotate.frank.services import record_entity_answer
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
@@ -455,8 +456,15 @@ class FrankProtocol(SentenceGold, Protocol):
 
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
         layout = assignment.layout
+        reading_checks = reading_check_failures = 0
         if layout.get("entity") and entity_answer(assignment) is None:
-            raise InvalidSubmission("Answer the reading check question first.")
+            # The page sends the reading check's answer with the answers (one request less per item); an
+            # answer given on its own before (the entity endpoint) stands, and a second one is not read.
+            choice = payload.get("entity_choice")
+            if choice is None:
+                raise InvalidSubmission("entity_choice: answer the reading check question (which option was not mentioned "
+                                        "in the article) first.")
+            reading_checks, reading_check_failures = 1, int(not record_entity_answer(assignment, choice))
         rows = payload.get("summaries")
         if not isinstance(rows, list) or len(rows) != len(layout["summaries"]):
             raise InvalidSubmission(f"expected answers for {len(layout['summaries'])} summaries")
@@ -504,5 +512,6 @@ class FrankProtocol(SentenceGold, Protocol):
         assignment.too_fast = per_sentence < campaign.min_seconds_per_sentence
         return SubmissionResult(
             stored_rows=len(judgements), traps_correct=correct, traps_total=len(trap_rows), too_fast=assignment.too_fast,
+            reading_checks=reading_checks, reading_check_failures=reading_check_failures,
             extra={"seconds_per_sentence": round(per_sentence, 2)},
         )

@@ -11,20 +11,34 @@ from annotate.models import AssignmentStatus, Worker
 from annotate.rows import insert_row, update_row
 from annotate.services.errors import AssignmentClosed, InvalidSubmission
 from annotate.services.participation import (
-    READING_CHECK_FAILURES_TO_SCREEN_OUT as ENTITY_FAILURES_TO_BLOCK,
-)
-from annotate.services.participation import (
     block_participation,
+    reading_check_block_reason,
     require_eligible,
 )
 
 
+def record_entity_answer(assignment, choice: Any, *, field: str = "entity_choice") -> bool:
+    """Store the worker's first answer to the assignment's entity question and say whether it is right.
+
+    One rule wherever the answer arrives (with the submission, or on its own before it): the choice must
+    name one of the options shown; the caller adds the answer to the participation's counts. The right
+    option is never returned to the worker. ``field``: the request's name for the choice, for the error."""
+    entity = assignment.layout["entity"]
+    if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
+        raise InvalidSubmission(f"{field}: choose one of the {len(entity['options'])} options of the reading check "
+                                f"(0 to {len(entity['options']) - 1})")
+    correct = choice == entity["answer"]
+    insert_row(EntityAnswer(assignment=assignment, choice=choice, correct=correct))
+    return correct
+
+
 def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:
-    """Check the worker's answer to "Which of the following was NOT mentioned in the article?".
+    """Check the worker's answer to "Which of the following was NOT mentioned in the article?" on its own,
+    before the submission (the task page sends it with the submission instead: :func:`record_entity_answer`).
 
     Prolific's attention-check policy: a check answerable with the article on screen (the page shows it), and a
     participant is removed only after failing two. So a first wrong answer is recorded and the worker goes on
-    with the item; the :data:`ENTITY_FAILURES_TO_BLOCK`-th wrong answer in the campaign blocks them (their
+    with the item; the second wrong answer in the campaign blocks them (``reading_check_block_reason``; their
     unfinished assignment is released; items already submitted keep their pay). Answering twice returns the
     first outcome. Returns ``{"correct": bool, "blocked_reason": str | None, "failures": int}``; the right
     option is never returned.
@@ -33,8 +47,7 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
 
     with transaction.atomic():
         participation, assignment = lock_worker_assignment(assignment_id, worker, campaign)
-        entity = assignment.layout.get("entity")
-        if entity is None:
+        if assignment.layout.get("entity") is None:
             return {"correct": True, "blocked_reason": None}
         answered = entity_answer(assignment)
         if answered is not None:
@@ -43,18 +56,12 @@ def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaig
         if assignment.status != AssignmentStatus.ACTIVE or assignment.expires_at < timezone.now():
             raise AssignmentClosed("This task is closed; reload the page to get a new one.")
         require_eligible(participation)
-        if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
-            raise InvalidSubmission(f"choose one of the {len(entity['options'])} options (choice must be 0 to {len(entity['options']) - 1})")
-        correct = choice == entity["answer"]
-        insert_row(EntityAnswer(assignment=assignment, choice=choice, correct=correct))
+        correct = record_entity_answer(assignment, choice, field="choice")
         # The participation is locked (lock_worker_assignment): its counts as read are current.
         participation.entity_checks += 1
         participation.entity_failures += 0 if correct else 1
         update_row(participation, ["entity_checks", "entity_failures"])
-        failures = participation.entity_failures
-        reason = None
-        if not correct and assignment.item.campaign.entity_check_enabled and failures >= ENTITY_FAILURES_TO_BLOCK:
-            reason = (f"{failures} answers to the reading check (which option was not mentioned in the article) were wrong; "
-                      "the items you submitted before are paid")
+        reason = None if correct else reading_check_block_reason(participation, assignment.item.campaign)
+        if reason is not None:
             block_participation(participation, reason)
-    return {"correct": correct, "blocked_reason": reason, "failures": failures}
+    return {"correct": correct, "blocked_reason": reason, "failures": participation.entity_failures}

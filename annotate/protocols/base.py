@@ -41,6 +41,10 @@ class SubmissionResult:
     traps_total: int = 0
     #: The item was answered faster than the campaign's minimum time per sentence (counted on the participation).
     too_fast: bool = False
+    #: Reading-check answers given with the submission: (count, wrong count), added to the participation,
+    #: whose reading-check rule (``participation.reading_check_block_reason``) may then block the worker.
+    reading_checks: int = 0
+    reading_check_failures: int = 0
     #: Summary ids created by the submission (BUMP edits), for automatic scoring.
     new_summary_ids: list[int] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)

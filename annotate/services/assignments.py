@@ -47,7 +47,7 @@ from .check_counts import count_submission
 from .control_items import arrange_candidates
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
 from .live_counts import close_assignments
-from .participation import apply_quality_rules, eligibility_problem, get_participation
+from .participation import apply_quality_rules, block_participation, eligibility_problem, get_participation, reading_check_block_reason
 from .pay_rules import refuse_pay_of_blocking_submission
 
 CANDIDATE_WINDOW = 25
@@ -465,9 +465,17 @@ def submit_assignment(
         participation.trap_correct += result.traps_correct
         participation.trap_total += result.traps_total
         participation.too_fast_items += int(result.too_fast)  # feeds the fast-worker flag
-        update_row(participation, ["items_submitted", "trap_correct", "trap_total", "too_fast_items"])
+        participation.entity_checks += result.reading_checks
+        participation.entity_failures += result.reading_check_failures
+        update_row(participation, ["items_submitted", "trap_correct", "trap_total", "too_fast_items", "entity_checks", "entity_failures"])
         count_submission(participation, assignment)  # what the block and pay rules below score, kept per participation
-        blocked_reason = apply_quality_rules(participation)
+        blocked_reason = reading_check_block_reason(participation, campaign) if result.reading_check_failures else None
+        if blocked_reason is not None:
+            # Screened out by this item's check: its answers are kept (as a blocking submission's are) and it
+            # is not paid; the items submitted before are.
+            block_participation(participation, blocked_reason)
+        else:
+            blocked_reason = apply_quality_rules(participation)
         if blocked_reason is None:
             award_submission_pay_and_bonus(participation, assignment, just_submitted=True)
         else:

@@ -98,6 +98,17 @@ def eligibility_problem(participation: Participation, *, for_main_task: bool = T
 READING_CHECK_FAILURES_TO_SCREEN_OUT = 2
 
 
+def reading_check_block_reason(participation: Participation, campaign) -> str | None:
+    """Why the reading check blocks the worker now (their wrong answers in the campaign reached
+    :data:`READING_CHECK_FAILURES_TO_SCREEN_OUT`, with the check enabled), or None. Called with the
+    participation's counts already holding the answer just given, wherever it was given."""
+    failures = participation.entity_failures
+    if participation.is_blocked or not campaign.entity_check_enabled or failures < READING_CHECK_FAILURES_TO_SCREEN_OUT:
+        return None
+    return (f"{failures} answers to the reading check (which option was not mentioned in the article) were wrong; "
+            "the items you submitted before are paid")
+
+
 def screened_out_by_reading_check(participation: Participation) -> bool:
     """Blocked here by the reading check's second wrong answer: the worker paid attention to the items they
     submitted before (each had its check answered), so those are paid, never rejected."""

@@ -94,5 +94,7 @@ def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
         "participation": participation,
         "blocked": participation.is_blocked,
         "just_submitted": request.GET.get("submitted") == "1",
+        # Said by the submit that carried the reading check's answer (a forged flag only shows this notice).
+        "reading_check_missed": request.GET.get("reading_check") == "missed",
         "has_current": current_assignment(worker, campaign) is not None,
     })

@@ -114,12 +114,14 @@ def submit(request: HttpRequest, slug: str, assignment_id: int, family: str) -> 
                                      signals=clean_signals(body.get("signals")))  # hints for the admin only
     except WorkflowError as exc:
         return error_response(exc)
+    missed = bool(outcome.result and outcome.result.reading_check_failures) and not outcome.blocked_reason
     return JsonResponse({
         "ok": True,
         "duplicate": outcome.duplicate,
         "blocked": bool(outcome.blocked_reason),
+        "reading_check_missed": missed,
         "detail": f"You have been blocked from this campaign: {outcome.blocked_reason}." if outcome.blocked_reason else "",
-        "next": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1",
+        "next": reverse("annotate:campaign-done", args=[campaign.slug]) + "?submitted=1" + ("&reading_check=missed" if missed else ""),
     })
 
 

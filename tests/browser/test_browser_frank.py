@@ -5,11 +5,14 @@ from __future__ import annotations
 import pytest
 
 from annotate.frank import content as frank_content
+from annotate.frank.models import EntityAnswer
 from annotate.models import (
     Assignment,
     AssignmentStatus,
     BonusEntry,
     Participation,
+    PayDecision,
+    PayDecisionKind,
     QualificationStatus,
     SentenceJudgement,
     Trap,
@@ -199,24 +202,44 @@ def answer_the_reading_check_wrong(page, live_server, username: str, *, failed_b
     return worker
 
 
+def annotate_and_submit(page) -> None:
+    """Answer "yes" to every sentence, then submit (the reading check's answer goes with the answers)."""
+    page.wait_for_selector("#step-annotate:not([hidden])")
+    while page.locator("#step-annotate").is_visible():
+        answer_sentence(page, True, [])
+    page.wait_for_selector("#step-submit:not([hidden])")
+    page.click("#submit-answers")
+    page.wait_for_url("**/done/**")
+
+
 def test_a_first_failed_reading_check_is_forgiven_with_the_article_in_view(browser_page, live_server, screenshot):
     page = browser_page
     worker = answer_the_reading_check_wrong(page, live_server, "ann-forgiven")
+    # Nothing is sent before the submission: a reload keeps the answer given and goes on with the item.
     page.wait_for_selector("#step-annotate:not([hidden])")
-    assert "second wrong answer" in page.inner_text("#error-box")
+    assert not EntityAnswer.objects.exists()
+    page.reload()
+    annotate_and_submit(page)
+    assert "second wrong answer" in page.inner_text("#reading-check-missed")
     screenshot(page, "frank-19-reading-check-forgiven")
-    assert not Participation.objects.get(worker=worker).is_blocked
+    participation = Participation.objects.get(worker=worker)
+    assert not participation.is_blocked and (participation.entity_checks, participation.entity_failures) == (1, 1)
+    assignment = Assignment.objects.get(worker=worker)
+    assert assignment.status == AssignmentStatus.SUBMITTED and not EntityAnswer.objects.get(assignment=assignment).correct
     assert not page.js_errors
 
 
 def test_a_second_failed_reading_check_blocks_the_worker(browser_page, live_server, screenshot):
     page = browser_page
     worker = answer_the_reading_check_wrong(page, live_server, "ann-blocked", failed_before=1)
-    page.wait_for_selector("#error-box:not([hidden])")
-    assert "cannot take more items" in page.inner_text("#error-box")
+    annotate_and_submit(page)
+    assert "reading check" in page.inner_text("#blocked-reason")
+    assert not page.locator("#reading-check-missed").count() and not page.locator("#next-item").count()
     screenshot(page, "frank-20-blocked")
     assert Participation.objects.get(worker=worker).is_blocked
-    page.click("#blocked-continue")
-    assert "reading check" in page.inner_text("#problem")
-    assert Assignment.objects.get(worker=worker).status == AssignmentStatus.RELEASED
+    # The item's answers are kept, and the item is not paid (the items before it are).
+    assignment = Assignment.objects.get(worker=worker)
+    assert assignment.status == AssignmentStatus.SUBMITTED and SentenceJudgement.objects.filter(assignment=assignment).exists()
+    assert PayDecision.objects.get(assignment=assignment, key=f"blocked:{assignment.pk}").kind == PayDecisionKind.REFUSED
+    assert not BonusEntry.objects.filter(worker=worker).exists()
     assert not page.js_errors

@@ -169,13 +169,72 @@ def test_bad_submissions_are_refused_and_store_nothing(mutate, message):
     assert assignment.status == AssignmentStatus.ACTIVE and not SentenceJudgement.objects.exists()
 
 
-def test_submission_before_the_entity_question_is_refused():
+def test_submission_without_the_reading_checks_answer_is_refused_naming_the_field():
     campaign = make_campaign()
     make_document(campaign)
     worker = make_worker()
     assignment = request_assignment(worker, campaign)
-    with pytest.raises(InvalidSubmission, match="reading check"):
+    with pytest.raises(InvalidSubmission, match="entity_choice: answer the reading check"):
         submit_assignment(assignment.pk, worker, answers_for(assignment))
+    for bad in (7, -1, True, "1", 1.0):
+        with pytest.raises(InvalidSubmission, match=r"entity_choice: choose one of the 3 options .*\(0 to 2\)"):
+            submit_assignment(assignment.pk, worker, {**answers_for(assignment), "entity_choice": bad})
+    assignment.refresh_from_db()
+    participation = Participation.objects.get(worker=worker)
+    assert assignment.status == AssignmentStatus.ACTIVE and participation.entity_checks == 0
+    assert not EntityAnswer.objects.exists() and not SentenceJudgement.objects.exists()
+
+
+def test_the_reading_checks_answer_sent_with_the_submission_follows_the_same_rule():
+    """The page sends the reading check's answer with the item's answers: a first wrong answer is counted and
+    the item stored and paid; the second blocks the worker at that submission, whose answers are kept unpaid."""
+    campaign = make_campaign(pay_per_item=Decimal("0.50"), bonus_per_item=Decimal("0"))
+    for _ in range(3):
+        make_document(campaign)
+    worker = make_worker()
+    first = request_assignment(worker, campaign)
+    age(first)
+    wrong = (first.layout["entity"]["answer"] + 1) % 3
+    outcome = submit_assignment(first.pk, worker, {**answers_for(first), "entity_choice": wrong})
+    assert outcome.blocked_reason is None and outcome.result.reading_check_failures == 1
+    answer = EntityAnswer.objects.get(assignment=first)
+    assert (answer.choice, answer.correct) == (wrong, False)
+    participation = Participation.objects.get(worker=worker)
+    assert (participation.entity_checks, participation.entity_failures, participation.is_blocked) == (1, 1, False)
+    assert BonusEntry.objects.get(worker=worker, assignment=first).amount == Decimal("0.50")
+
+    # Answered on its own before (the endpoint): that answer stands and the one sent along is not read.
+    second = request_assignment(worker, campaign)
+    age(second)
+    assert check_entity_answer(second.pk, worker, second.layout["entity"]["answer"])["correct"]
+    outcome = submit_assignment(second.pk, worker, {**answers_for(second), "entity_choice": (second.layout["entity"]["answer"] + 1) % 3})
+    assert outcome.blocked_reason is None and outcome.result.reading_checks == 0
+    assert EntityAnswer.objects.get(assignment=second).correct
+    assert Participation.objects.get(worker=worker).entity_checks == 2
+
+    third = request_assignment(worker, campaign)
+    age(third)
+    outcome = submit_assignment(third.pk, worker, {**answers_for(third), "entity_choice": (third.layout["entity"]["answer"] + 1) % 3})
+    assert "2 answers to the reading check" in outcome.blocked_reason
+    participation = Participation.objects.get(worker=worker)
+    assert participation.is_blocked and (participation.entity_checks, participation.entity_failures) == (3, 2)
+    assert is_screened_out(participation)
+    third.refresh_from_db()
+    assert third.status == AssignmentStatus.SUBMITTED and SentenceJudgement.objects.filter(assignment=third).exists()
+    assert not BonusEntry.objects.filter(assignment=third).exists()
+    assert BonusEntry.objects.filter(worker=worker).aggregate(total=Sum("amount"))["total"] == Decimal("1.00")
+    with pytest.raises(NotEligible, match="blocked"):
+        request_assignment(worker, campaign)
+
+
+def test_a_campaign_without_the_reading_check_takes_submissions_without_its_answer():
+    campaign = make_campaign(entity_check_enabled=False)
+    make_document(campaign)
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    age(assignment)
+    outcome = submit_assignment(assignment.pk, worker, {**answers_for(assignment), "entity_choice": 0})
+    assert outcome.result.reading_checks == 0 and not EntityAnswer.objects.exists()
 
 
 def test_a_first_wrong_reading_check_is_forgiven_and_the_second_blocks_keeping_the_pay_of_submitted_items():
@@ -219,7 +278,7 @@ def test_entity_choice_out_of_range_is_refused():
     make_document(campaign)
     worker = make_worker()
     assignment = request_assignment(worker, campaign)
-    with pytest.raises(InvalidSubmission, match="choice must be 0 to 2"):
+    with pytest.raises(InvalidSubmission, match=r"choice: choose one of the 3 options .*\(0 to 2\)"):
         check_entity_answer(assignment.pk, worker, 7)
     assert Participation.objects.get(worker=worker).entity_checks == 0
 

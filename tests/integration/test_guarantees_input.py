@@ -115,7 +115,7 @@ def test_entity_answer_of_the_wrong_type_is_refused():
     url = reverse("annotate:frank-entity", args=[campaign.slug, assignment.pk])
     for choice in ("1", 7, True, None):
         response = client.post(url, data=json.dumps({"choice": choice}), content_type="application/json")
-        assert response.status_code == 400 and "choice must be 0 to 2" in response.json()["detail"]
+        assert response.status_code == 400 and "choice: choose one of the 3 options of the reading check (0 to 2)" in response.json()["detail"]
     assert client.post(url, data="{oops", content_type="application/json").status_code == 400
     assert not EntityAnswer.objects.filter(assignment=assignment).exists()
 

@@ -1,5 +1,6 @@
 // FRANK annotation page: read the article, reading check, then every summary sentence in turn.
-// Answers live in the page and in localStorage (keyed by assignment) until the final submit.
+// Answers, the reading check's included, live in the page and in localStorage (keyed by assignment) until
+// the final submit, which sends them all in one request.
 "use strict";
 
 (function () {
@@ -18,6 +19,7 @@
       answers: flat.map(function () { return null; }),
       seconds: flat.map(function () { return 0; }),
       key: data.submission_key,
+      entityChoice: null,
     };
   }
 
@@ -29,8 +31,10 @@
   }
 
   const state = load();
-  if (data.entity_done && (state.step === "read" || state.step === "entity") && data.entity_options.length) state.step = "annotate";
-  if (!data.entity_done && state.step !== "read" && state.step !== "entity") state.step = "entity";
+  // The reading check is answered once: on the server already, or in this page, kept until the submit.
+  const entityAnswered = function () { return data.entity_done || typeof state.entityChoice === "number"; };
+  if (entityAnswered() && (state.step === "read" || state.step === "entity") && data.entity_options.length) state.step = "annotate";
+  if (!entityAnswered() && state.step !== "read" && state.step !== "entity") state.step = "entity";
 
   function save() {
     if (!data.preview) saved.save(state);
@@ -141,24 +145,16 @@
   });
 
   $("done-reading").addEventListener("click", function () {
-    show(data.entity_options.length && !data.entity_done && !data.preview ? "entity" : "annotate");
+    show(data.entity_options.length && !entityAnswered() && !data.preview ? "entity" : "annotate");
   });
 
-  $("entity-submit").addEventListener("click", async function () {
+  $("entity-submit").addEventListener("click", function () {
     const choice = document.querySelector("input[name=entity]:checked");
     if (!choice) return;
-    this.disabled = true;
-    const result = await factlab.postJSON(data.urls.entity, {choice: Number(choice.value)});
-    this.disabled = false;
-    if (!result.ok) { showError(result.data.detail || "Your answer could not be checked."); return; }
-    if (result.data.blocked) {
-      saved.clear();
-      endPage(result.data.detail, result.data.next, "Continue", "blocked-continue");
-      return;
-    }
-    data.entity_done = true;
+    // Checked with the submission (the page after it says whether it was right); not changeable after this.
+    state.entityChoice = Number(choice.value);
+    save();
     show("annotate");
-    showError(result.data.correct ? "" : result.data.detail);  // a first wrong answer: said, and the item goes on
   });
 
   // ---- step 3: sentence by sentence
@@ -269,6 +265,7 @@
     }
     const payload = {
       submission_key: state.key,
+      entity_choice: data.entity_done ? null : state.entityChoice,
       signals: factlab.attention.snapshot(),
       summaries: data.summaries.map(function (summary, s) {
         return {answers: summary.sentences.map(function (_, i) {
