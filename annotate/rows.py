@@ -36,7 +36,23 @@ def insert_unless_present(instance: Model) -> bool:
     appends two or three such rows. Other errors (a missing foreign key, a check constraint) still raise.
     Model signals are not sent (the append-only rows written this way have no receivers).
     """
-    return _insert(instance, unless_present=True)
+    return bool(_insert([instance], unless_present=True))
+
+
+def insert_all_unless_present(instances: Sequence[Model], *, by: str) -> set[Any]:
+    """:func:`insert_unless_present` for several rows of one model in one statement: the values of their
+    unique field ``by`` (a ledger key) that were inserted now; the others were there already.
+
+    A submission's pay and bonus, or its pay decisions, go in together: one round trip where one per row was.
+
+    Examples
+    --------
+    >>> insert_all_unless_present([BonusEntry(key="pay:7", ...), BonusEntry(key="item-bonus:7", ...)], by="key")  # doctest: +SKIP
+    {'pay:7', 'item-bonus:7'}
+    """
+    if not instances:
+        return set()
+    return set(_insert(instances, unless_present=True, returning=by))
 
 
 def insert_row(instance: Model) -> None:
@@ -45,33 +61,39 @@ def insert_row(instance: Model) -> None:
     each). A unique conflict raises ``IntegrityError`` as ``save()`` does. Model signals are not sent (the rows
     written this way have no receivers).
     """
-    _insert(instance, unless_present=False)
+    _insert([instance], unless_present=False)
 
 
-def _insert(instance: Model, *, unless_present: bool) -> bool:
-    """The one insert of :func:`insert_row` and :func:`insert_unless_present`: SQL built once per model, column
-    list, conflict rule and database; each value prepared by its field as ``save()`` prepares it."""
-    meta = instance._meta
-    connection = connections[router.db_for_write(type(instance), instance=instance)]
-    fields = [field for field in meta.concrete_fields if not (field.primary_key and getattr(instance, field.attname) is None)]
-    key = ("insert", type(instance), tuple(field.attname for field in fields), unless_present, connection.alias, connection.vendor)
+def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str | None = None) -> list[Any]:
+    """The one insert of :func:`insert_row` and the ``unless_present`` functions: SQL built once per model,
+    column list, row count, conflict rule and database; each value prepared by its field as ``save()`` prepares
+    it. Sets the ``pk`` of each row inserted; returns their ``returning`` field's values (or their keys)."""
+    first = instances[0]
+    meta = first._meta
+    connection = connections[router.db_for_write(type(first), instance=first)]
+    fields = [field for field in meta.concrete_fields if not (field.primary_key and getattr(first, field.attname) is None)]
+    back = meta.get_field(returning) if returning else meta.pk
+    key = ("insert", type(first), tuple(field.attname for field in fields), len(instances), unless_present, back.attname,
+           connection.alias, connection.vendor)
     sql = _STATEMENTS.get(key)
     if sql is None:
         quote = connection.ops.quote_name
+        row = f"({', '.join(['%s'] * len(fields))})"
         sql = _STATEMENTS[key] = (
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-            f"VALUES ({', '.join(['%s'] * len(fields))}) {'ON CONFLICT DO NOTHING ' if unless_present else ''}"
-            f"RETURNING {quote(meta.pk.column)}"
+            f"VALUES {', '.join([row] * len(instances))} {'ON CONFLICT DO NOTHING ' if unless_present else ''}"
+            f"RETURNING {quote(meta.pk.column)}, {quote(back.column)}"
         )
-    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields]
+    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for instance in instances for field in fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
-        row = cursor.fetchone()
-    if row is None:  # a conflict, ignored (unless_present)
-        return False
-    instance.pk = row[0]
-    instance._state.adding, instance._state.db = False, connection.alias
-    return True
+        rows = cursor.fetchall()
+    by_value = {getattr(instance, back.attname): instance for instance in instances}
+    for pk, value in rows:  # a conflict (unless_present) returns no row
+        instance = by_value[value] if returning else first
+        instance.pk = pk
+        instance._state.adding, instance._state.db = False, connection.alias
+    return [value for _, value in rows]
 
 
 def update_row(instance: Model, fields: Sequence[str]) -> bool:
@@ -97,6 +119,27 @@ def update_row(instance: Model, fields: Sequence[str]) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         return cursor.rowcount > 0
+
+
+def add_to_column(instance: Model, name: str, amount: int) -> Any:
+    """Add ``amount`` to the column ``name`` of ``instance``'s row in the database (``F(name) + amount``, safe
+    beside concurrent writers without a row lock) and set the instance's field to the result, in one
+    ``UPDATE … RETURNING`` where an update and a ``refresh_from_db`` were two queries."""
+    meta = instance._meta
+    connection = connections[router.db_for_write(type(instance), instance=instance)]
+    key = ("add", type(instance), name, connection.alias, connection.vendor)
+    sql = _STATEMENTS.get(key)
+    if sql is None:
+        quote = connection.ops.quote_name
+        column = quote(meta.get_field(name).column)
+        sql = _STATEMENTS[key] = f"UPDATE {quote(meta.db_table)} SET {column} = {column} + %s WHERE {quote(meta.pk.column)} = %s RETURNING {column}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [amount, meta.pk.get_db_prep_value(instance.pk, connection)])
+        row = cursor.fetchone()
+    if row is None:
+        raise type(instance).DoesNotExist(f"no {meta.model_name} row with key {instance.pk!r}")
+    setattr(instance, meta.get_field(name).attname, row[0])
+    return row[0]
 
 
 # The SQL of the inserts and updates above, by statement, model, columns and database (a few dozen at most).

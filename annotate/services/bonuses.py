@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 from decimal import Decimal
 
-from django.db.models import F, Q, QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 
 from annotate.models import (
     Assignment,
@@ -25,10 +25,10 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import protocol_for
-from annotate.rows import CompiledQuery
+from annotate.rows import CompiledQuery, add_to_column
 from annotate.safe_csv import SafeCsvWriter
 
-from .ledger import add_ledger_entry, owed_in_campaign
+from .ledger import add_ledger_entry, append_ledger_entries, ledger_entry, owed_in_campaign
 from .participation import reading_check_screen_outs
 from .pay_rules import defer_pay, judge_submission
 
@@ -37,30 +37,29 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
     """Record pay and bonuses earned by one submitted assignment (``just_submitted``: by the submission that
     stored it, see ``judge_submission``). Returns the keys written now."""
     campaign: Campaign = participation.campaign
-    written: list[str] = []
     # Hold, too fast, balanced control score; the reasons recorded.
     verdict = judge_submission(participation, assignment, just_submitted=just_submitted)
     if verdict.held:
-        return written
+        return []
     pay_key = f"pay:{assignment.pk}"
+    entries = []  # appended together: one statement for the pay and the item bonus
     deferral = protocol_for(campaign.kind).pay_deferral(participation, assignment)  # e.g. an edit beyond the unreviewed cap
     if deferral is not None:
         defer_pay(participation, assignment, deferral)
-    elif add_ledger_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item, reason="pay per item"):
-        written.append(pay_key)
-    if not protocol_for(campaign.kind).bonus_at_submission:
-        return written  # the protocol settles the bonus later (an edit's after its review: settle_edit_bonus)
-    if not verdict.bonus_allowed:
-        return written
-    quality = "no quality checks in this campaign" if verdict.score is None else f"balanced control score {verdict.score:.2f} >= {campaign.bonus_min_score:.2f}"
+    else:
+        entries.append(ledger_entry(key=pay_key, participation=participation, assignment=assignment, amount=campaign.pay_per_item,
+                                    reason="pay per item"))
+    # The protocol may settle the bonus later (an edit's after its review: settle_edit_bonus).
     item_key = f"item-bonus:{assignment.pk}"
-    if add_ledger_entry(
-        key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
-        reason=f"item submitted with {quality}"[:200],
-    ):
-        written.append(item_key)
-        Participation.objects.filter(pk=participation.pk).update(bonus_items=F("bonus_items") + 1)
-        participation.refresh_from_db(fields=["bonus_items"])
+    if protocol_for(campaign.kind).bonus_at_submission and verdict.bonus_allowed:
+        quality = ("no quality checks in this campaign" if verdict.score is None
+                   else f"balanced control score {verdict.score:.2f} >= {campaign.bonus_min_score:.2f}")
+        entries.append(ledger_entry(key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
+                                    reason=f"item submitted with {quality}"[:200]))
+    appended = append_ledger_entries(entries)
+    written = [key for key in (pay_key, item_key) if key in appended]
+    if item_key in appended:
+        add_to_column(participation, "bonus_items", 1)
         if participation.bonus_items % campaign.bonus_streak_size == 0:
             streak = participation.bonus_items // campaign.bonus_streak_size
             streak_key = f"streak-bonus:{participation.pk}:{streak}"

@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.db.models import QuerySet, Sum
 
 from annotate.models import Assignment, BonusEntry, Participation
-from annotate.rows import insert_unless_present
+from annotate.rows import insert_all_unless_present, insert_unless_present
 
 
 def add_ledger_entry(
@@ -21,12 +21,25 @@ def add_ledger_entry(
 
     Amounts are positive, except a ``reversal`` (negative: it cancels an earlier entry of the ledger).
     """
+    entry = ledger_entry(key=key, participation=participation, assignment=assignment, amount=amount, reason=reason, reversal=reversal)
+    return entry is not None and insert_unless_present(entry)
+
+
+def ledger_entry(
+    *, key: str, participation: Participation, assignment: Assignment | None, amount: Decimal, reason: str,
+    reversal: bool = False,
+) -> BonusEntry | None:
+    """The entry :func:`add_ledger_entry` would append, unwritten (None for an amount it refuses), for
+    :func:`append_ledger_entries` to write with others."""
     if amount == 0 or (amount < 0) != reversal:
-        return False
-    return insert_unless_present(BonusEntry(
-        key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
-        assignment=assignment, amount=amount, reason=reason,
-    ))
+        return None
+    return BonusEntry(key=key, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+                      assignment=assignment, amount=amount, reason=reason)
+
+
+def append_ledger_entries(entries: list[BonusEntry | None]) -> set[str]:
+    """Append the entries (None: nothing) in one statement; the keys appended now (the others were there)."""
+    return insert_all_unless_present([e for e in entries if e is not None], by="key")
 
 
 def owed_in_campaign(worker_id, campaign_id) -> QuerySet:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -24,7 +25,7 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 from annotate.ratelimits import network_key
-from annotate.rows import CompiledQuery
+from annotate.rows import CompiledQueries, CompiledQuery
 
 from .errors import NotEligible
 from .ledger import owed_in_campaign
@@ -40,11 +41,31 @@ _PARTICIPATION = CompiledQuery(
 _OWED_IN_CAMPAIGN = Subquery(
     owed_in_campaign(OuterRef("worker_id"), OuterRef("campaign_id"))[:1], output_field=DecimalField(max_digits=12, decimal_places=2),
 )
+_OWED_TOTAL = Coalesce(_OWED_IN_CAMPAIGN, Decimal("0.00"), output_field=DecimalField(max_digits=12, decimal_places=2))
 _PARTICIPATION_WITH_OWED = CompiledQuery(
-    lambda worker_id, campaign_id: Participation.objects.filter(worker_id=worker_id, campaign_id=campaign_id)
-    .annotate(owed_total=Coalesce(_OWED_IN_CAMPAIGN, Decimal("0.00"), output_field=DecimalField(max_digits=12, decimal_places=2)))[:1],
+    lambda worker_id, campaign_id: Participation.objects.filter(worker_id=worker_id, campaign_id=campaign_id).annotate(owed_total=_OWED_TOTAL)[:1],
     worker_id=int, campaign_id=int,
 )
+
+
+# A task page's campaign, found by its slug among the protocol's kinds, with the worker's participation and what
+# the ledger owes: one query (compiled once per set of kinds) where the campaign and the participation were two.
+_PAGE_PARTICIPATION = CompiledQueries()
+
+
+def task_page_participation(worker: Worker, slug: str, kinds: Sequence[str]) -> Participation | None:
+    """The worker's participation in the campaign ``slug`` of one of ``kinds``, with its campaign and
+    ``owed_total`` (as :func:`get_participation` with ``with_owed``); None when there is none yet (or no such
+    campaign: the caller reads the campaign alone then, and creates the participation)."""
+    query = _PAGE_PARTICIPATION.get(tuple(kinds), lambda: CompiledQuery(
+        lambda worker_id, slug: Participation.objects.select_related("campaign")
+        .filter(worker_id=worker_id, campaign__slug=slug, campaign__kind__in=list(kinds)).annotate(owed_total=_OWED_TOTAL)[:1],
+        worker_id=int, slug=str,
+    ))
+    participation = query.row(worker_id=worker.pk, slug=slug)
+    if participation is not None:
+        participation.worker = worker
+    return participation
 
 
 def get_participation(worker: Worker, campaign: Campaign, *, with_owed: bool = False) -> Participation:

@@ -48,7 +48,7 @@ from annotate.models import (
     PayDecisionKind,
 )
 from annotate.protocols import protocol_for
-from annotate.rows import CompiledQuery, insert_unless_present
+from annotate.rows import CompiledQuery, insert_all_unless_present, insert_unless_present, update_row
 
 from .bonus_rule import bonus_rule
 from .gold import campaign_has_checks
@@ -79,10 +79,14 @@ class Verdict:
 
 def record_pay_decision(participation: Participation, assignment: Assignment | None, *, key: str, kind: str, amount: Decimal, reason: str, user=None) -> bool:
     """Append one decision; False (nothing written) when one with this key exists."""
-    return insert_unless_present(PayDecision(
-        key=key, kind=kind, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
-        assignment=assignment, amount=amount, reason=reason[:300], decided_by=user,
-    ))
+    return insert_unless_present(pay_decision(participation, assignment, key=key, kind=kind, amount=amount, reason=reason, user=user))
+
+
+def pay_decision(participation: Participation, assignment: Assignment | None, *, key: str, kind: str, amount: Decimal, reason: str,
+                 user=None) -> PayDecision:
+    """The decision :func:`record_pay_decision` appends, unwritten (a submission's are appended together)."""
+    return PayDecision(key=key, kind=kind, worker_id=participation.worker_id, campaign_id=participation.campaign_id,
+                       assignment=assignment, amount=amount, reason=reason[:300], decided_by=user)
 
 
 def _unit(campaign) -> str:
@@ -209,30 +213,31 @@ def judge_submission(participation: Participation, assignment: Assignment, *, ju
         hold = predictable_answers_hold(participation, assignment)
         if hold is not None:
             hold_unpaid_entries(participation, hold, why="predictable answers")
+    decisions: list[PayDecision] = []  # appended together, in one statement
+
+    def decide(key: str, kind: str, amount: Decimal, reason: str) -> None:
+        decisions.append(pay_decision(participation, assignment, key=key, kind=kind, amount=amount, reason=reason))
+
     if hold is None and not paid_before and bonus_now and campaign_has_checks(campaign):
         if not score_exists(participation, assignment):
             if campaign.pay_per_item > 0:
-                record_pay_decision(participation, assignment, key=f"{PENDING_PAY_PREFIX}:{assignment.pk}", kind=PayDecisionKind.HELD,
-                        amount=campaign.pay_per_item,
-                        reason="pay per item held until the worker's quality score exists (paid then, refused if blocked)")
+                decide(f"{PENDING_PAY_PREFIX}:{assignment.pk}", PayDecisionKind.HELD, campaign.pay_per_item,
+                       "pay per item held until the worker's quality score exists (paid then, refused if blocked)")
             if refusal is not None and campaign.bonus_per_item > 0:
-                record_pay_decision(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
-                        amount=campaign.bonus_per_item, reason=refusal)
+                decide(f"refused:{assignment.pk}", PayDecisionKind.REFUSED, campaign.bonus_per_item, refusal)
+            insert_all_unless_present(decisions, by="key")
             return Verdict(held=True, bonus_refusal=refusal, score=score)
         settle_pending_pay(participation)
     if hold is not None:
         if not participation.pay_held:
-            now = timezone.now()
-            Participation.objects.filter(pk=participation.pk).update(pay_held=True, pay_held_reason=hold[:300], pay_held_at=now)
-            participation.pay_held, participation.pay_held_reason, participation.pay_held_at = True, hold[:300], now
-        record_pay_decision(participation, assignment, key=f"held-pay:{assignment.pk}", kind=PayDecisionKind.HELD,
-                amount=campaign.pay_per_item, reason=f"pay per item held for review: {hold}")
+            participation.pay_held, participation.pay_held_reason, participation.pay_held_at = True, hold[:300], timezone.now()
+            update_row(participation, ["pay_held", "pay_held_reason", "pay_held_at"])
+        decide(f"held-pay:{assignment.pk}", PayDecisionKind.HELD, campaign.pay_per_item, f"pay per item held for review: {hold}")
         if bonus_now and refusal is None and campaign.bonus_per_item > 0:
-            record_pay_decision(participation, assignment, key=f"held-bonus:{assignment.pk}", kind=PayDecisionKind.HELD,
-                    amount=campaign.bonus_per_item, reason=f"item bonus held for review: {hold}")
+            decide(f"held-bonus:{assignment.pk}", PayDecisionKind.HELD, campaign.bonus_per_item, f"item bonus held for review: {hold}")
     if refusal is not None and campaign.bonus_per_item > 0:
-        record_pay_decision(participation, assignment, key=f"refused:{assignment.pk}", kind=PayDecisionKind.REFUSED,
-                amount=campaign.bonus_per_item, reason=refusal)
+        decide(f"refused:{assignment.pk}", PayDecisionKind.REFUSED, campaign.bonus_per_item, refusal)
+    insert_all_unless_present(decisions, by="key")
     return Verdict(held=hold is not None, bonus_refusal=refusal, score=score)
 
 

@@ -69,10 +69,11 @@ def next_step(request: HttpRequest, campaign: Campaign, worker: Worker) -> HttpR
 
 
 def claim_assignment(
-    request: HttpRequest, campaign: Campaign, *, nothing_left: str,
+    request: HttpRequest, campaign: Campaign, *, nothing_left: str, participation: Participation | None = None,
 ) -> tuple[Assignment | None, Participation, HttpResponse | None]:
     """The worker's current or next assignment for a task page (with the worker's participation, which the page
-    shows figures of), or the response to show instead.
+    shows figures of), or the response to show instead. ``participation``: the worker's, read with ``owed_total``
+    already (``task_page_participation``), else read here.
 
     A worker who may not work now goes back to the campaign entry (which explains why); when no work is
     left the page says ``nothing_left`` and links to the end of the campaign. A worker who arrived from a
@@ -80,7 +81,8 @@ def claim_assignment(
     """
     worker = worker_for_user(request.user)
     arrival = crowd_context(request, campaign)
-    participation = get_participation(worker, campaign, with_owed=True)  # the page shows what the ledger owes
+    if participation is None:
+        participation = get_participation(worker, campaign, with_owed=True)  # the page shows what the ledger owes
     hit_full = mturk_assignment_full(participation, arrival)
     if hit_full is not None:
         return None, participation, hit_full

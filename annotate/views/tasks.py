@@ -27,6 +27,7 @@ from annotate.services.participation import (
     get_participation,
     qualification_attempts_left,
     record_qualification,
+    task_page_participation,
 )
 from annotate.views.arrival import worker_for_user
 from annotate.views.entry import claim_assignment, protocol_url
@@ -79,9 +80,11 @@ def error_response(exc: WorkflowError) -> JsonResponse:
 def task(request: HttpRequest, slug: str, family: str) -> HttpResponse:
     """The worker's current or next item, as the protocol's page shows it (``Protocol.task_page``), with a fresh
     submission key (a resubmitted page is recognised) and the URLs to submit to and to go to afterwards."""
-    campaign = family_campaign(slug, family)
+    # The campaign comes with the worker's participation, once there is one (one query where two were).
+    known = task_page_participation(worker_for_user(request.user), slug, kinds_of_family(family))
+    campaign = known.campaign if known is not None else family_campaign(slug, family)
     protocol = protocol_for(campaign.kind)
-    assignment, participation, response = claim_assignment(request, campaign, nothing_left=protocol.nothing_left)
+    assignment, participation, response = claim_assignment(request, campaign, nothing_left=protocol.nothing_left, participation=known)
     if response is not None:
         return response
     page = protocol.task_page(campaign, assignment)

@@ -389,3 +389,27 @@ def test_only_worker_pages_may_be_framed_by_the_crowd_platform(client):
     login = client.get("/accounts/login/")
     assert login["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in login["Content-Security-Policy"]
+
+
+def test_a_task_page_reads_its_campaign_with_the_participation_and_refuses_another_protocols(client):
+    """The page's campaign comes with the worker's participation in one query once there is one; on the first
+    visit (no participation yet) it is read alone and the participation created. A campaign of another protocol
+    is 404 on FRANK's page either way, as a missing one is."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    campaign = make_campaign()
+    make_document(campaign)
+    bump = make_campaign(kind="bump_taxonomy")
+    worker = make_worker()
+    login(client, worker)
+    url = reverse("annotate:frank-task", args=[campaign.slug])
+    assert client.get(url).status_code == 200  # first visit: the participation is created
+    assert Participation.objects.filter(worker=worker, campaign=campaign).count() == 1
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200  # the same assignment again
+    campaign_reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith('SELECT "annotate_campaign"')]
+    assert not campaign_reads, campaign_reads
+    qualify(worker, bump)
+    assert client.get(reverse("annotate:frank-task", args=[bump.slug])).status_code == 404
+    assert client.get(reverse("annotate:frank-task", args=["no-such-campaign"])).status_code == 404

@@ -9,7 +9,7 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import BonusEntry, Participation, PayDecision, PayDecisionKind
-from annotate.rows import insert_unless_present, unique_row
+from annotate.rows import add_to_column, insert_all_unless_present, insert_unless_present, unique_row
 from annotate.services.ledger import add_ledger_entry
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
@@ -44,6 +44,44 @@ def test_insert_unless_present_appends_once_per_key_in_one_statement():
                         campaign_id=participation.campaign_id, amount=Decimal("9.00"), reason="other")
     assert not insert_unless_present(again) and again.pk is None
     assert list(PayDecision.objects.values_list("kind", "amount")) == [(PayDecisionKind.HELD, Decimal("1.00"))]
+
+
+def test_insert_all_unless_present_appends_several_rows_in_one_statement_and_says_which():
+    participation = qualify(make_worker(), make_campaign())
+
+    def decision(key: str, amount: str = "1.00") -> PayDecision:
+        return PayDecision(key=key, kind=PayDecisionKind.HELD, worker_id=participation.worker_id,
+                           campaign_id=participation.campaign_id, amount=Decimal(amount), reason=f"held: {key}")
+
+    assert insert_unless_present(decision("held-pay:1"))
+    rows = [decision("held-pay:1", "9.99"), decision("held-bonus:1", "0.50"), decision("refused:1", "0.25")]
+    with CaptureQueriesContext(connection) as queries:
+        appended = insert_all_unless_present(rows, by="key")
+    assert appended == {"held-bonus:1", "refused:1"} and len(queries) == 1
+    assert rows[0].pk is None and all(row.pk is not None and not row._state.adding for row in rows[1:])
+    stored = {d.key: (d.pk, d.amount, d.reason) for d in PayDecision.objects.all()}
+    assert stored["held-pay:1"][1] == Decimal("1.00")  # the row there first is kept as it was
+    assert stored["held-bonus:1"] == (rows[1].pk, Decimal("0.50"), "held: held-bonus:1")
+    assert stored["refused:1"] == (rows[2].pk, Decimal("0.25"), "held: refused:1")
+    assert insert_all_unless_present([], by="key") == set()
+    # A bad row (here a missing reason) fails the whole statement: nothing of it is stored.
+    bad = decision("held-pay:3")
+    bad.reason = None
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert_all_unless_present([decision("held-pay:2"), bad], by="key")
+    assert not PayDecision.objects.filter(key__in=["held-pay:2", "held-pay:3"]).exists()
+
+
+def test_add_to_column_adds_in_the_database_and_reads_the_result_back_in_one_statement():
+    participation = qualify(make_worker(), make_campaign())
+    stale = Participation.objects.get(pk=participation.pk)
+    Participation.objects.filter(pk=participation.pk).update(bonus_items=7)  # another writer, after ``stale`` was read
+    with CaptureQueriesContext(connection) as queries:
+        assert add_to_column(stale, "bonus_items", 1) == 8
+    assert stale.bonus_items == 8 == Participation.objects.get(pk=participation.pk).bonus_items and len(queries) == 1
+    stale.pk += 1000
+    with pytest.raises(Participation.DoesNotExist):
+        add_to_column(stale, "bonus_items", 1)
 
 
 def test_the_ledger_pays_a_key_once_and_other_errors_still_raise():
