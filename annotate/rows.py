@@ -79,11 +79,14 @@ def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str 
     if sql is None:
         quote = connection.ops.quote_name
         row = f"({', '.join(['%s'] * len(fields))})"
-        sql = _STATEMENTS[key] = (
+        sql = (
+
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
             f"VALUES {', '.join([row] * len(instances))} {'ON CONFLICT DO NOTHING ' if unless_present else ''}"
             f"RETURNING {quote(meta.pk.column)}, {quote(back.column)}"
         )
+        if len(instances) <= _KEPT_ROW_COUNTS:  # a settlement's many rows vary in number: built each time
+            _STATEMENTS[key] = sql
     values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for instance in instances for field in fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
@@ -144,6 +147,7 @@ def add_to_column(instance: Model, name: str, amount: int) -> Any:
 
 # The SQL of the inserts and updates above, by statement, model, columns and database (a few dozen at most).
 _STATEMENTS: dict[tuple, str] = {}
+_KEPT_ROW_COUNTS = 4  # inserts of at most this many rows keep their SQL (a submission appends two or three)
 
 
 class CompiledQuery:

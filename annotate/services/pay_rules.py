@@ -53,7 +53,7 @@ from annotate.rows import CompiledQuery, insert_all_unless_present, insert_unles
 from .bonus_rule import bonus_rule
 from .gold import campaign_has_checks
 from .independence import copy_hold, hold_unpaid_entries
-from .ledger import LedgerEntry, add_ledger_entries, add_ledger_entry
+from .ledger import add_ledger_entry, append_ledger_entries, ledger_entry
 from .participation import screened_out_by_reading_check
 from .predictable_answers import predictable_answers_hold
 from .quality import describe_recent, worker_quality, worker_recent_quality
@@ -186,10 +186,10 @@ def settle_pending_pay(participation: Participation, *, refuse: str | None = Non
     ])
     if refuse is not None:
         return Decimal("0.00")
-    return add_ledger_entries([
-        LedgerEntry(key=f"released:{d.key}", assignment_id=d.assignment_id, amount=d.amount, reason="pay per item")
-        for d in open_holds
-    ], participation=participation)
+    entries = [ledger_entry(key=f"released:{d.key}", participation=participation, assignment=d.assignment_id, amount=d.amount,
+                            reason="pay per item") for d in open_holds]
+    appended = append_ledger_entries(entries)
+    return sum((e.amount for e in entries if e is not None and e.key in appended), Decimal("0.00"))
 
 
 def judge_submission(participation: Participation, assignment: Assignment, *, just_submitted: bool = False) -> Verdict:
