@@ -154,6 +154,12 @@ if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(
         DATABASE_URL, conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")), conn_health_checks=True,
     )}
+    # Parameters bound by the server instead of quoted into the SQL: the same statement text for every call, so
+    # psycopg prepares it once a connection has run it prepare_threshold times, and PostgreSQL parses and plans
+    # the item cycle's statements once per connection instead of on every request. DB_SERVER_SIDE_BINDING=0
+    # turns it off (a pooler in transaction mode that cannot keep a connection's prepared statements).
+    if os.environ.get("DB_SERVER_SIDE_BINDING", "1") != "0":
+        DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
 else:
     DATABASES = {
         "default": {

@@ -3,8 +3,11 @@ database path (``present_page`` over the stored rows) shows."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -33,6 +36,8 @@ from annotate.models import (
 )
 from annotate.services.imports import import_dataset
 from annotate.services.overlap import sentence_page_features
+from tests.celery_helpers import worker_database_url
+from tests.conftest import REPO_ROOT
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
 pytestmark = pytest.mark.django_db
@@ -205,3 +210,37 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings, d
     # with known labels and its trap answers). The submit finds the campaign in the cache.
     # page: the campaign comes with the participation and what the ledger owes the worker (shown on the page).
     assert page_n <= 14 and submit_n <= 22, counts
+    # PostgreSQL binds the parameters (settings: server_side_binding), so each of the cycle's statements has one
+    # text whatever the worker and item, and psycopg prepared it after its second run on this connection: the
+    # claim's lock of the item and the submit's update of the assignment are parsed and planned once, not per cycle.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any('UPDATE "annotate_assignment"' in sql for sql in prepared), prepared
+    assert any('FROM "annotate_item"' in sql and "FOR UPDATE" in sql for sql in prepared), prepared
+
+
+# A statement run three times on one connection, then the connection's prepared statements, in a process of its own
+# (settings read DB_SERVER_SIDE_BINDING when they load).
+_PREPARED_AFTER_REPEATS = """
+import django
+django.setup()
+from django.db import connection
+with connection.cursor() as cursor:
+    for value in (1, 2, 3):
+        cursor.execute("SELECT %s::int + 1", [value])
+    cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+    print(cursor.fetchone()[0])
+"""
+
+
+@pytest.mark.parametrize("switch, prepared", [(None, 1), ("1", 1), ("0", 0)])
+def test_statements_are_prepared_per_connection_unless_switched_off_for_a_pooler(db, switch, prepared):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "factlab.settings", "DATABASE_URL": worker_database_url()}
+    env.pop("DB_SERVER_SIDE_BINDING", None)
+    if switch is not None:
+        env["DB_SERVER_SIDE_BINDING"] = switch
+    run = subprocess.run([sys.executable, "-c", _PREPARED_AFTER_REPEATS], cwd=REPO_ROOT, env=env,
+                         capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout.split()[-1]) == prepared
