@@ -482,3 +482,31 @@ def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_
     Document.objects.filter(pk=document.pk).update(text="Nothing here.")
     document.refresh_from_db()
     assert entity_pool(document) == pool
+
+
+def test_pools_computed_alone_parse_each_other_article_once(monkeypatch):
+    """A claim of a page not prepared yet computes its pool alone, from the entities of the campaign's other
+    articles: one claim after another parses each article once, not once per claim that samples it."""
+    from annotate.frank import entities
+
+    parsed: list[str] = []
+    real_typed_entities = entities.typed_entities
+
+    def counting_typed_entities(text: str) -> dict[str, list[str]]:
+        parsed.append(text)
+        return real_typed_entities(text)
+
+    monkeypatch.setattr(entities, "typed_entities", counting_typed_entities)
+    campaign = make_campaign()
+    documents = [
+        make_document(campaign, article=[f"Pedro Alvarez{n} met Laura Chen in Lisbon.", f"The Orbis Trust paid {n} pounds."],
+                      negative_entity="")
+        for n in range(4)
+    ]
+    pools = [entities.entity_pool(document) for document in documents]
+    articles = [document.text for document in documents]
+    assert sorted(parsed) == sorted(articles), "each article parsed once, whichever claims sampled it"
+    # The same names as a parse of each article alone, now and for the others' pools.
+    for document, pool in zip(documents, pools):
+        assert pool["present"] == real_typed_entities(document.text)
+        assert "Laura Chen" in pool["present"].get("PERSON", []) and "Lisbon" in pool["present"].get("GPE", [])
