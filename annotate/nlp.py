@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 
 from django.core.cache import cache
 
 from annotate.spacy_pipeline import SPLIT_DISABLED, load_pipeline, model_name, split_sentences_many
 
-__all__ = ["SPLIT_DISABLED", "count_sentences_by_punctuation", "get_nlp", "load_pipelines", "named_entities",
-           "split_sentences", "split_sentences_many"]
+__all__ = ["SPLIT_DISABLED", "article_entities_many", "count_sentences_by_punctuation", "get_nlp", "load_pipelines",
+           "named_entities", "sentence_entities", "split_sentences", "split_sentences_many"]
 
 
 def get_nlp(disable: tuple[str, ...] = ("ner", "lemmatizer")):
@@ -29,6 +32,76 @@ def split_sentences(text: str) -> list[str]:
 # Entities (entity questions and pools) need the NER; negated traps need the tagger and parser.
 ENTITIES_DISABLED = ("lemmatizer",)
 TRAPS_DISABLED = ("ner",)
+
+
+#: An entity as ``(start, end, kind, text)``: character offsets in the text parsed, spaCy's label, its words.
+Span = tuple[int, int, str, str]
+# The latest articles' entities in this process: preparing a batch of pages parses each article once for its
+# entity pool, and its traps' entity swaps read the same parse (``ARTICLES_KEPT`` covers a batch of pages).
+ARTICLES_KEPT = 256
+_article_entities: OrderedDict[str, list[Span]] = OrderedDict()
+_article_entities_lock = threading.Lock()  # a web process's threads share it
+
+
+def _kept_article_entities(text: str) -> list[Span] | None:
+    with _article_entities_lock:
+        found = _article_entities.get(text)
+        if found is not None:
+            _article_entities.move_to_end(text)
+        return found
+
+
+def _keep_article_entities(text: str, spans: list[Span]) -> None:
+    with _article_entities_lock:
+        _article_entities[text] = spans
+        while len(_article_entities) > ARTICLES_KEPT:
+            _article_entities.popitem(last=False)
+
+
+def article_entities_many(texts: Iterable[str], batch_size: int = 16) -> Iterator[list[Span]]:
+    """The named entities of each article text (one NER parse of the whole text, in ``nlp.pipe`` batches, each
+    yielded as soon as its batch is parsed), kept for the latest ``ARTICLES_KEPT`` articles so that a second use
+    of the same text parses nothing."""
+    texts = list(texts)
+    nlp = get_nlp(disable=ENTITIES_DISABLED)
+    missing = [t for t in dict.fromkeys(texts) if t not in _article_entities]
+    # Parsed lazily, in the order the loop first meets them; a parse another thread kept meanwhile is skipped.
+    pending = iter(zip(missing, nlp.pipe(missing, batch_size=batch_size)))
+    unparsed, pulled = set(missing), {}
+    for text in texts:
+        found = _kept_article_entities(text)
+        if found is not None:
+            yield found
+            continue
+        if text in unparsed:
+            unparsed.discard(text)
+            while text not in pulled:
+                parsed_text, parsed = next(pending)
+                pulled[parsed_text] = parsed
+            doc = pulled.pop(text)
+        else:  # kept when the call began, and let go since by a longer list than ARTICLES_KEPT
+            doc = nlp(text)
+        found = [(e.start_char, e.end_char, e.label_, e.text) for e in doc.ents]
+        _keep_article_entities(text, found)
+        yield found
+
+
+def sentence_entities(sentences: Sequence[str], text: str) -> list[list[Span]] | None:
+    """Each sentence's entities, offsets within the sentence, from the parse of the whole article ``text``
+    (:func:`article_entities_many`: the context of the whole article, and no second parse); None when the
+    sentences are not the text's, in order (then each sentence is parsed alone)."""
+    starts, position = [], 0
+    for sentence in sentences:
+        found = text.find(sentence, position)
+        if found < 0:
+            return None
+        starts.append(found)
+        position = found + len(sentence)
+    spans = next(article_entities_many([text]))
+    return [
+        [(begin - start, end - start, kind, words) for begin, end, kind, words in spans if start <= begin and end <= start + len(sentence)]
+        for start, sentence in zip(starts, sentences)
+    ]
 
 
 def load_pipelines() -> None:

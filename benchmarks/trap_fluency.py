@@ -119,7 +119,9 @@ def corpus_sets(articles, seed: int = 0) -> list[dict[str, list[str]]]:
         shipped = [(code, text) for code, text in article.get("traps") or []]
         before = [text for code, text in shipped if code != "F0"]
         kept = [(code, text) for code, text in shipped if code != "F0" and not spotted(code, text)]
-        fresh = replacement_traps({code for code, _ in kept}, lines, random.Random(seed)) if len(kept) < len(before) else {}
+        # The article's text too, as the platform passes it: its whole parse gives the entity swaps their names.
+        fresh = (replacement_traps({code for code, _ in kept}, lines, random.Random(seed), article.get("article"))
+                 if len(kept) < len(before) else {})
         after = [text for _, text in kept] + list(fresh.values())
         summaries = [s for m in models for s in article.get(f"{m}_lines") or [] if s.strip()]
         out.append({

@@ -37,7 +37,7 @@ from annotate.models import (
     Trap,
     TrapSource,
 )
-from annotate.nlp import ENTITIES_DISABLED, TRAPS_DISABLED, get_nlp, split_sentences
+from annotate.nlp import ENTITIES_DISABLED, TRAPS_DISABLED, get_nlp, sentence_entities, split_sentences
 from taxonomies.frank import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
 
 MIN_WORDS, MAX_WORDS = 6, 40
@@ -100,8 +100,14 @@ def _name_words(name: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", name.lower()) if len(w) > 2 and w != "the"}
 
 
-def article_entities(sentences: Sequence[str]) -> list[list[tuple[int, int, str, str]]]:
-    """Each sentence's named entities as ``(start, end, kind, text)`` character spans (one spaCy pass)."""
+def article_entities(sentences: Sequence[str], text: str | None = None) -> list[list[tuple[int, int, str, str]]]:
+    """Each sentence's named entities as ``(start, end, kind, text)`` character spans. ``text``: the article the
+    sentences were split from, parsed whole (its parse is the one the entity pool made, when preparing pages:
+    :func:`annotate.nlp.sentence_entities`); else, or when they are not its sentences, one pass over the sentences."""
+    if text is not None:
+        spans = sentence_entities(sentences, text)
+        if spans is not None:
+            return spans
     nlp = get_nlp(disable=ENTITIES_DISABLED)
     return [[(e.start_char, e.end_char, e.label_, e.text) for e in doc.ents] for doc in nlp.pipe(sentences, batch_size=64)]
 
@@ -167,10 +173,11 @@ def doubled_negation(sentence: str) -> bool:
     return bool(_DOUBLED_NEGATION.search(sentence))
 
 
-def fluent_error_traps(sentences: Sequence[str], rng: random.Random) -> dict[str, str]:
+def fluent_error_traps(sentences: Sequence[str], rng: random.Random, text: str | None = None) -> dict[str, str]:
     """Error traps made from an article's ``sentences``, each fluent with one fact made false, by code:
     negation (F1), entity swap (F2), number swap (F3) and pronoun swap (F6); a kind no sentence allows is
-    left out. Pure apart from spaCy: the benchmark measures these on FRANK without a database."""
+    left out. ``text``: the article's whole text, whose parse gives the entities (:func:`article_entities`).
+    Pure apart from spaCy: the benchmark measures these on FRANK without a database."""
     pool = _candidates(sentences)
     if not pool:
         return {}
@@ -183,7 +190,7 @@ def fluent_error_traps(sentences: Sequence[str], rng: random.Random) -> dict[str
     swapped = next((s2 for s2 in (swap_pronouns(s) for s in shuffled) if s2), None)
     if swapped:
         made["F6"] = swapped
-    spans = article_entities(sentences)
+    spans = article_entities(sentences, text)
     by_kind: dict[str, list[str]] = defaultdict(list)
     for sentence_spans in spans:
         for _, _, kind, text in sentence_spans:
@@ -317,7 +324,7 @@ def generate_traps(document: Document, *, seed: int | None = None) -> list[Trap]
     pool = _candidates(sentences)
     if not pool:
         return []
-    made = {"F0": rng.choice(pool), **fluent_error_traps(sentences, rng)}
+    made = {"F0": rng.choice(pool), **fluent_error_traps(sentences, rng, document.text)}
     with transaction.atomic():
         return [_create(document, code, text) for code, text in sorted(made.items())]
 
@@ -333,9 +340,11 @@ def spotted(code: str, text: str) -> bool:
     return code in SPOTTED_CODES or (code == "F1" and doubled_negation(text))
 
 
-def replacement_traps(kept_codes: Collection[str], sentences: Sequence[str], rng: random.Random) -> dict[str, str]:
+def replacement_traps(
+    kept_codes: Collection[str], sentences: Sequence[str], rng: random.Random, text: str | None = None,
+) -> dict[str, str]:
     """The fluent error traps (:func:`fluent_error_traps`) of the kinds not in ``kept_codes``."""
-    return {code: text for code, text in sorted(fluent_error_traps(sentences, rng).items()) if code not in kept_codes}
+    return {code: trap for code, trap in sorted(fluent_error_traps(sentences, rng, text).items()) if code not in kept_codes}
 
 
 def make_error_traps_fluent(document: Document, *, seed: int | None = None) -> list[Trap]:
@@ -354,7 +363,7 @@ def make_error_traps_fluent(document: Document, *, seed: int | None = None) -> l
             rng = random.Random(seed if seed is not None else document.pk)
             sentences = document.sentences or split_sentences(document.text)
             kept = set(mechanical.all().values_list("code", flat=True))
-            made = [_create(document, code, text) for code, text in replacement_traps(kept, sentences, rng).items()]
+            made = [_create(document, code, text) for code, text in replacement_traps(kept, sentences, rng, document.text).items()]
         metadata = {**(document.metadata or {}), FLUENT_TRAPS_FLAG: True}
         Document.objects.filter(pk=document.pk).update(metadata=metadata)
         document.metadata = metadata

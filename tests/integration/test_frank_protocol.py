@@ -486,27 +486,85 @@ def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_
 
 def test_pools_computed_alone_parse_each_other_article_once(monkeypatch):
     """A claim of a page not prepared yet computes its pool alone, from the entities of the campaign's other
-    articles: one claim after another parses each article once, not once per claim that samples it."""
+    articles: one claim after another, each in a web process of its own, parses each article once (the cache
+    the web workers share), not once per claim that samples it."""
+    from collections import OrderedDict
+
+    from annotate import nlp
     from annotate.frank import entities
 
     parsed: list[str] = []
-    real_typed_entities = entities.typed_entities
+    real_get_nlp = nlp.get_nlp
 
-    def counting_typed_entities(text: str) -> dict[str, list[str]]:
-        parsed.append(text)
-        return real_typed_entities(text)
+    class CountingPipeline:
+        def __init__(self, pipeline):
+            self.pipeline = pipeline
 
-    monkeypatch.setattr(entities, "typed_entities", counting_typed_entities)
+        def pipe(self, texts, **options):
+            texts = list(texts)
+            parsed.extend(texts)
+            return self.pipeline.pipe(texts, **options)
+
+        def __call__(self, text):
+            parsed.append(text)
+            return self.pipeline(text)
+
+    monkeypatch.setattr(nlp, "get_nlp", lambda disable=("ner", "lemmatizer"): CountingPipeline(real_get_nlp(disable)))
     campaign = make_campaign()
     documents = [
         make_document(campaign, article=[f"Pedro Alvarez{n} met Laura Chen in Lisbon.", f"The Orbis Trust paid {n} pounds."],
                       negative_entity="")
         for n in range(4)
     ]
-    pools = [entities.entity_pool(document) for document in documents]
-    articles = [document.text for document in documents]
-    assert sorted(parsed) == sorted(articles), "each article parsed once, whichever claims sampled it"
-    # The same names as a parse of each article alone, now and for the others' pools.
+    pools = []
+    for document in documents:
+        monkeypatch.setattr(nlp, "_article_entities", OrderedDict())  # another web process: nothing parsed in it yet
+        pools.append(entities.entity_pool(document))
+    assert sorted(parsed) == sorted(document.text for document in documents), "each article parsed once, whichever claims sampled it"
+    # The same names as a parse of each article alone.
     for document, pool in zip(documents, pools):
-        assert pool["present"] == real_typed_entities(document.text)
+        assert pool["present"] == entities.typed_entities(document.text)
         assert "Laura Chen" in pool["present"].get("PERSON", []) and "Lisbon" in pool["present"].get("GPE", [])
+
+
+def test_a_batch_of_pages_parses_each_article_once_for_its_pool_and_its_traps_entity_swaps(monkeypatch):
+    """Preparing pages parses each article whole once: its entity pool and its fluent traps' entity swaps
+    (a shipped word-salad trap is replaced by fluent ones) read the same parse, with the sentences' own spans."""
+    from collections import OrderedDict
+
+    from annotate import nlp
+    from annotate.frank.prepared import prepare_documents
+    from annotate.frank.traps import article_entities
+
+    article = ["Pedro Alvarez met Laura Chen in Lisbon on Monday.", "The Orbis Trust paid 40 pounds to Laura Chen.",
+               "Alvarez said the trust would pay again in Madrid."]
+    campaign = make_campaign()
+    documents = [make_document(campaign, article=article, traps={"F4": "Lisbon pounds the Monday met trust."}) for _ in range(2)]
+    monkeypatch.setattr(nlp, "_article_entities", OrderedDict())
+    parses: list[str] = []
+    real_get_nlp = nlp.get_nlp
+
+    class CountingPipeline:
+        def __init__(self, pipeline, disabled):
+            self.pipeline, self.disabled = pipeline, disabled
+
+        def pipe(self, texts, **options):
+            texts = list(texts)
+            parses.extend(t for t in texts if self.disabled == nlp.ENTITIES_DISABLED)
+            return self.pipeline.pipe(texts, **options)
+
+        def __call__(self, text):
+            if self.disabled == nlp.ENTITIES_DISABLED:
+                parses.append(text)
+            return self.pipeline(text)
+
+    monkeypatch.setattr(nlp, "get_nlp", lambda disable=("ner", "lemmatizer"): CountingPipeline(real_get_nlp(disable), disable))
+    assert prepare_documents(documents) == 2
+    assert parses.count(documents[0].text) == 1, parses  # both documents have the same text: one parse
+    assert all(text in (documents[0].text, "") or text not in article for text in parses)  # no sentence parsed alone
+    assert any(t.code in ("F2", "F3") for t in documents[0].traps.filter(weight__gt=0)), "the swaps had their entities"
+    # The sentences' spans from the whole parse are spans of the sentences themselves.
+    for sentence, spans in zip(article, nlp.sentence_entities(article, documents[0].text)):
+        assert all(sentence[start:end] == words for start, end, _, words in spans)
+    assert nlp.sentence_entities(article, "Some other article.") is None
+    assert [[s[2] for s in spans] for spans in article_entities(article, documents[0].text)][0][:2] == ["PERSON", "PERSON"]
