@@ -162,8 +162,8 @@ def frank_kind_findings(campaign: Campaign, words: CorpusWords, findings: Findin
             for row, summary in zip(layout["summaries"], data["summaries"]):
                 if row["trap"] and normalised(summary["sentences"][row["trap_at"]]["text"]) in article_keys:
                     findings.page_copies += 1
-        for seed in range(3):
-            question = entity_question(document, random.Random(seed))
+        for seed in range(3):  # as a claim draws it, from the names the prepared page keeps
+            question = entity_question(document, random.Random(seed), page["entity_pool"])
             for option in (question or {}).get("options", []):
                 findings.options += 1
                 if not recognisable_option(option, document.text, words):
