@@ -21,7 +21,7 @@ from typing import Any
 
 from django.db import transaction
 
-from annotate import presentation
+from annotate import nlp, presentation
 from annotate.frank import entities, relevance
 from annotate.frank import page as page_rules
 from annotate.frank.entities import campaign_common_words, entity_pool, prepare_entity_pools, usable_pool
@@ -29,13 +29,15 @@ from annotate.models import Campaign, Document, DocumentPage, Summary, Trap
 from annotate.nlp import split_sentences
 from annotate.rows import CompiledQuery
 from annotate.services import overlap
+from annotate.services.attention import count_reading_words
 from annotate.services.control_items import record_overlaps
 
 logger = logging.getLogger("factlab.frank.prepared")
 
-#: The code whose output is stored: a change to any of these files makes every stored page stale.
+#: The code whose output is stored: a change to any of these files makes every stored page stale (``nlp``: the
+#: article's entity spans its traps' swaps read).
 VERSION = hashlib.sha1(
-    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation, overlap, entities))
+    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation, overlap, entities, nlp))
     + Path(__file__).read_bytes() + Path(__file__).with_name("traps.py").read_bytes()
 ).hexdigest()[:16]
 #: Relevance rankings are kept this long (``Campaign.relevant_sentences_k`` is at most 20).
@@ -149,6 +151,10 @@ def prepare_documents(
             # Retired traps (weight 0: taken from an edit no longer accepted) are no longer shown.
             data = compute_page(article, summaries, list(document.traps.filter(weight__gt=0).order_by("id")), common)
             data["entity_pool"] = usable_pool(document.text, pool)  # the reading check's names, filtered once
+            # What the page gives to read, as attention.reading_words counts it for an item of the whole document
+            # (the article and its summaries): a submission stores it without reading those texts again.
+            data["reading_words"] = count_reading_words(
+                [document.text, *(s.text for s in by_document[document.pk] if s.edited_from_id is None)])
             rows.append(DocumentPage(document=document, version=VERSION, data=data))
         # The traps' word overlap with the article, kept with them: the quality score is balanced within its bands.
         record_overlaps(documents[0].campaign, ids)

@@ -445,6 +445,9 @@ class FrankProtocol(SentenceGold, Protocol):
         layout = build_layout(assignment.item.document, campaign.trap_rate, random.Random(), item_placement(assignment.item.pk))
         if not campaign.entity_check_enabled:
             layout["entity"] = None
+        words = prepared_page(assignment.item.document).get("reading_words")
+        if assignment.item.summary_id is None and words is not None:  # an item of the whole document, as counted
+            layout["reading_words"] = words
         assignment.layout = layout
         no_entity_answer_yet(assignment)
 

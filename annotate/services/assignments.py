@@ -457,7 +457,7 @@ def submit_assignment(
         # submission its largest value to encode and the database a new copy of it).
         written = ["status", "submitted_at", "submission_key", "lead_time_seconds", "too_fast"]
         if signals is not None:
-            assignment.signals = with_reading_words(assignment.item, signals)
+            assignment.signals = with_reading_words(assignment, signals)
             written.append("signals")
         update_row(assignment, written)
 

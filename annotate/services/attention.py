@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +51,17 @@ def clean_signals(raw: Any) -> dict[str, Any]:
     return signals
 
 
+def count_reading_words(texts: Iterable[str]) -> int:
+    """Words of the texts a page gives to read (split on whitespace).
+
+    Examples
+    --------
+    >>> count_reading_words(["The council met.", "It approved the budget ."])
+    8
+    """
+    return sum(len(text.split()) for text in texts)
+
+
 def reading_words(item: Item) -> int:
     """Words the item's page gives to read: the article and the summaries (or the reference to edit).
 
@@ -62,15 +74,18 @@ def reading_words(item: Item) -> int:
         # The article's text and the summaries' in one query (UNION ALL), each text read once.
         texts = Document.objects.filter(pk=item.document_id).values_list("text", flat=True).union(
             summaries.values_list("text", flat=True), all=True)
-        return sum(len(text.split()) for text in texts)
+        return count_reading_words(texts)
 
     return cache.get_or_set(f"factlab:reading-words:{item.pk}", count, READING_WORDS_CACHE_SECONDS)
 
 
-def with_reading_words(item: Item, signals: dict[str, Any]) -> dict[str, Any]:
+def with_reading_words(assignment: Assignment, signals: dict[str, Any]) -> dict[str, Any]:
     """What a submission stores of its page's signals (as :func:`clean_signals` keeps them): with the item's
-    reading words, by the submission's own write (so a replayed submission keeps the first)."""
-    return {**signals, "reading_words": reading_words(item)}
+    reading words, by the submission's own write (so a replayed submission keeps the first). A protocol whose
+    claim counted them from its prepared page keeps them in the layout (``reading_words``): no read then."""
+    counted = (assignment.layout or {}).get("reading_words")
+    words = counted if isinstance(counted, int) and not isinstance(counted, bool) else reading_words(assignment.item)
+    return {**signals, "reading_words": words}
 
 
 @dataclass(frozen=True)

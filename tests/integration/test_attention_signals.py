@@ -52,6 +52,7 @@ def test_a_frank_submission_stores_the_page_signals_and_the_admin_sees_them():
     assignment.refresh_from_db()
     words = len(document.text.split()) + sum(len(s.text.split()) for s in document.summaries.all())
     assert assignment.signals == {**SIGNALS, "reading_words": words}
+    assert assignment.layout["reading_words"] == words  # counted when the page was prepared, kept by the claim
     # A replay of the same submission does not overwrite what the first one reported.
     replay = _submit(client, campaign, assignment, {**SIGNALS, "tab_switches": 99})
     assert replay.status_code == 200 and replay.json()["duplicate"]

@@ -203,13 +203,13 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings, d
     # answers added to the worker's kept counts (2 reads, 1 update: the history is not scored again), the
     # co-workers an independence check compares (1), pay and bonus ledger entries appended in one statement, and
     # the pay decisions in another (no savepoint); the page's attention signals ride in the submit's own update
-    # of the assignment, with the item's reading words from the cache (here 1 read, the article's and the
-    # summaries' words at once: every cycle has a new item, whose words no earlier submission put there); a
+    # of the assignment, with the item's reading words counted when the page was prepared and kept in the
+    # layout by the claim (no read: every cycle has a new item, whose words no cache holds yet); a
     # worker with answers against known labels (this one: "factual" on erroneous traps) also has them compared
     # with the page features (3: recent items, whose answers the cache keeps, and the submitted item's answers
     # with known labels and its trap answers). The submit finds the campaign in the cache.
     # page: the campaign comes with the participation and what the ledger owes the worker (shown on the page).
-    assert page_n <= 14 and submit_n <= 22, counts
+    assert page_n <= 14 and submit_n <= 21, counts
     # PostgreSQL binds the parameters (settings: server_side_binding), so each of the cycle's statements has one
     # text whatever the worker and item, and psycopg prepared it after its second run on this connection: the
     # claim's lock of the item and the submit's update of the assignment are parsed and planned once, not per cycle.
