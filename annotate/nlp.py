@@ -15,7 +15,7 @@ from django.core.cache import cache
 
 from annotate.spacy_pipeline import SPLIT_DISABLED, load_pipeline, model_name, split_sentences_many
 
-__all__ = ["SPLIT_DISABLED", "article_entities_many", "count_sentences_by_punctuation", "get_nlp", "load_pipelines",
+__all__ = ["SPLIT_DISABLED", "article_entities_many", "count_sentences_by_punctuation", "entity_spans", "get_nlp", "load_pipelines",
            "named_entities", "sentence_entities", "split_sentences", "split_sentences_many"]
 
 
@@ -39,6 +39,13 @@ Span = tuple[int, int, str, str]
 # The latest articles' entities in this process: preparing a batch of pages parses each article once for its
 # entity pool, and its traps' entity swaps read the same parse (``ARTICLES_KEPT`` covers a batch of pages).
 ARTICLES_KEPT = 256
+
+
+def entity_spans(parsed) -> list[Span]:
+    """The entities of a spaCy ``Doc`` as :data:`Span` tuples (plain data: kept, cached and compared as such)."""
+    return [(e.start_char, e.end_char, e.label_, e.text) for e in parsed.ents]
+
+
 _article_entities: OrderedDict[str, list[Span]] = OrderedDict()
 _article_entities_lock = threading.Lock()  # a web process's threads share it
 
@@ -81,7 +88,7 @@ def article_entities_many(texts: Iterable[str], batch_size: int = 16) -> Iterato
             doc = pulled.pop(text)
         else:  # kept when the call began, and let go since by a longer list than ARTICLES_KEPT
             doc = nlp(text)
-        found = [(e.start_char, e.end_char, e.label_, e.text) for e in doc.ents]
+        found = entity_spans(doc)
         _keep_article_entities(text, found)
         yield found
 

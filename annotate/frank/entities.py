@@ -19,7 +19,7 @@ from django.core.cache import cache
 
 from annotate import presentation
 from annotate.models import Document
-from annotate.nlp import Span, article_entities_many, named_entities
+from annotate.nlp import Span, article_entities_many, entity_spans, named_entities
 from annotate.spacy_pipeline import model_name
 
 _OPTION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 .&'-]*[A-Za-z0-9.]$")
@@ -112,7 +112,7 @@ def typed_entities_many(texts: Iterable[str], batch_size: int = 16) -> Iterable[
     from annotate.nlp import ENTITIES_DISABLED, get_nlp
 
     for parsed in get_nlp(disable=ENTITIES_DISABLED).pipe(texts, batch_size=batch_size):
-        yield _typed_from_spans((e.start_char, e.end_char, e.label_, e.text) for e in parsed.ents)
+        yield _typed_from_spans(entity_spans(parsed))
 
 
 def article_typed_entities_many(texts: Iterable[str], batch_size: int = 16) -> Iterable[dict[str, list[str]]]:

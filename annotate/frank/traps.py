@@ -37,7 +37,7 @@ from annotate.models import (
     Trap,
     TrapSource,
 )
-from annotate.nlp import ENTITIES_DISABLED, TRAPS_DISABLED, get_nlp, sentence_entities, split_sentences
+from annotate.nlp import ENTITIES_DISABLED, TRAPS_DISABLED, entity_spans, get_nlp, sentence_entities, split_sentences
 from taxonomies.frank import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
 
 MIN_WORDS, MAX_WORDS = 6, 40
@@ -109,7 +109,7 @@ def article_entities(sentences: Sequence[str], text: str | None = None) -> list[
         if spans is not None:
             return spans
     nlp = get_nlp(disable=ENTITIES_DISABLED)
-    return [[(e.start_char, e.end_char, e.label_, e.text) for e in doc.ents] for doc in nlp.pipe(sentences, batch_size=64)]
+    return [entity_spans(doc) for doc in nlp.pipe(sentences, batch_size=64)]
 
 
 def swap_entity(sentence: str, spans: Sequence[tuple[int, int, str, str]], pool: dict[str, list[str]], rng: random.Random) -> str | None:
