@@ -30,6 +30,8 @@ IMPORT_JOB_LOCK = 1601
 SCORING_CHUNK_LOCK = 1602
 PAGE_PREPARATION_LOCK = 1603
 LABEL_REFIT_LOCK = 1604
+# Not a job's: submissions of one item take turns adding it to the pairs of workers who share it.
+ITEM_SUBMISSIONS_LOCK = 1605
 
 
 class JobCancelled(Exception):

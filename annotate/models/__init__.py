@@ -28,7 +28,7 @@ from .documents import (
     TrapSource,
     trap_weight,
 )
-from .independence import CopyFlag
+from .independence import CopyFlag, PairTally
 from .jobs import (
     ImportJob,
     ImportStatus,
@@ -74,6 +74,7 @@ __all__ = [
     "CampaignStatus",
     "CheckedAnswerCounts",
     "CopyFlag",
+    "PairTally",
     "CrowdEvent",
     "CrowdEventKind",
     "Dataset",

@@ -38,4 +38,43 @@ class CopyFlag(models.Model):
         return f"copy flag {self.worker_a_id}~{self.worker_b_id} in {self.campaign_id}: {self.evidence}"
 
 
-__all__ = ["CopyFlag"]
+class PairTally(models.Model):
+    """What two workers' answers on the items both submitted in a campaign add up to, as of the campaign's
+    ``checks_version`` (what is a non-control sentence changes with gold): the counts a pair's statistics
+    (``annotate.services.independence.PairCounts``) are computed from. A submission adds its own item to the
+    tallies of the pairs it joins instead of comparing their whole history again; tallies of an older version
+    (``checks_version`` None: being counted inside the submission that created it) are counted again from it."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    # The pair, lower worker id first.
+    worker_a = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    worker_b = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="+")
+    checks_version = models.PositiveIntegerField(null=True)
+    shared_items = models.PositiveIntegerField(default=0)
+    a_after_b = models.PositiveIntegerField(default=0)
+    b_after_a = models.PositiveIntegerField(default=0)
+    # On the shared non-control sentences: how many, how many with the same label, each worker's "Yes", the
+    # same label and categories, the same per-sentence time.
+    shared_sentences = models.PositiveIntegerField(default=0)
+    agree = models.PositiveIntegerField(default=0)
+    a_yes = models.PositiveIntegerField(default=0)
+    b_yes = models.PositiveIntegerField(default=0)
+    identical = models.PositiveIntegerField(default=0)
+    same_times = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "worker_a", "worker_b"], name="pair_tally_once_per_pair"),
+            models.CheckConstraint(condition=models.Q(worker_a__lt=models.F("worker_b")), name="pair_tally_pair_ordered"),
+            models.CheckConstraint(
+                condition=models.Q(a_after_b__lte=models.F("shared_items"), b_after_a__lte=models.F("shared_items"),
+                                   agree__lte=models.F("shared_sentences"), identical__lte=models.F("agree")),
+                name="pair_tally_counts_consistent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"pair tally {self.worker_a_id}~{self.worker_b_id} in {self.campaign_id}: {self.shared_items} shared items"
+
+
+__all__ = ["CopyFlag", "PairTally"]

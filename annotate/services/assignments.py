@@ -24,7 +24,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import CharField, Count, Exists, OuterRef, Q, Value
+from django.db.models import BooleanField, CharField, Count, Exists, F, Func, OuterRef, Q, Value
 from django.db.models.functions import MD5, Cast, Concat
 from django.utils import timezone
 
@@ -39,6 +39,7 @@ from annotate.models import (
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
 from annotate.rows import CompiledQueries, CompiledQuery, insert_row, unique_row, update_row
+from factlab.jobs import ITEM_SUBMISSIONS_LOCK
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
 from .attention import with_reading_words
@@ -46,6 +47,7 @@ from .bonuses import award_submission_pay_and_bonus
 from .check_counts import count_submission
 from .control_items import arrange_candidates
 from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAssignment
+from .independence import tally_submission_pairs
 from .live_counts import close_assignments
 from .participation import apply_quality_rules, block_participation, eligibility_problem, get_participation, reading_check_block_reason
 from .pay_rules import refuse_pay_of_blocking_submission
@@ -358,26 +360,47 @@ _LOCKED_PARTICIPATION = CompiledQuery(
 _LOCKED_ASSIGNMENT = CompiledQueries()
 
 
+class _ItemSubmissionTurn(Func):
+    """True once the submission holds its item's turn: on PostgreSQL a lock on the item (``item_id``), held to
+    the commit, so that submissions of one item take turns and the second sees the first (each shared item is
+    added once to the tallies of the pairs of workers who share it: ``services.independence``). The demo's
+    SQLite has one writer at a time: nothing to take there."""
+
+    output_field = BooleanField()
+
+    def as_sql(self, compiler, connection, **extra):
+        return "1", []
+
+    def as_postgresql(self, compiler, connection, **extra):
+        item, params = compiler.compile(self.source_expressions[0])
+        return f"(pg_advisory_xact_lock({ITEM_SUBMISSIONS_LOCK}, CAST(mod({item}, 2147483647) AS integer)) IS NOT NULL)", params
+
+
 def _locked_assignment_query(kind: str) -> CompiledQuery:
     """The worker's assignment in a campaign of this kind, locked, with its item, campaign and the protocol's
-    relations (compiled once per kind)."""
-    return _LOCKED_ASSIGNMENT.get(kind, lambda: _locked_assignment_with(protocol_for(kind).assignment_relations))
+    relations (compiled once per kind); for a protocol with sentence answers, the item's turn taken in the same
+    statement (no round trip of its own)."""
+    protocol = protocol_for(kind)
+    return _LOCKED_ASSIGNMENT.get(kind, lambda: _locked_assignment_with(protocol.assignment_relations, item_turn=protocol.labels_sentences))
 
 
-def _locked_assignment_with(relations: tuple[str, ...]) -> CompiledQuery:
-    return CompiledQuery(
-        lambda assignment_id, worker_id, campaign_id: Assignment.objects.select_for_update(of=("self",))
-        .select_related("item__campaign", *relations)
-        .filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1],
-        assignment_id=int, worker_id=int, campaign_id=int,
-    )
+def _locked_assignment_with(relations: tuple[str, ...], *, item_turn: bool) -> CompiledQuery:
+    def build(assignment_id, worker_id, campaign_id):
+        locked = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign", *relations)
+        if item_turn:
+            locked = locked.annotate(item_turn=_ItemSubmissionTurn(F("item_id")))
+        return locked.filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1]
+
+    return CompiledQuery(build, assignment_id=int, worker_id=int, campaign_id=int)
 
 
 def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaign | None = None) -> tuple[Participation, Assignment]:
-    """Lock the worker's participation, then their assignment (call inside a transaction).
+    """Lock the worker's participation, then their assignment and its item's turn to be submitted (call inside a
+    transaction).
 
     Every writer takes these locks in this one order (participation, then assignment or item), as claiming
-    and blocking do, so concurrent submits, claims and blocks queue up instead of deadlocking. Raises
+    and blocking do, so concurrent submits, claims and blocks queue up instead of deadlocking; only submissions
+    take an item's turn, and they take it last. Raises
     ``NotYourAssignment`` (404) for a missing assignment, for someone else's and for one of another
     campaign than ``campaign`` (the page's) alike, so ids cannot be probed.
     """
@@ -469,6 +492,7 @@ def submit_assignment(
         participation.entity_failures += result.reading_check_failures
         update_row(participation, ["items_submitted", "trap_correct", "trap_total", "too_fast_items", "entity_checks", "entity_failures"])
         count_submission(participation, assignment)  # what the block and pay rules below score, kept per participation
+        tally_submission_pairs(participation, assignment)  # what the review of copied answers compares, kept per pair
         blocked_reason = reading_check_block_reason(participation, campaign) if result.reading_check_failures else None
         if blocked_reason is not None:
             # Screened out by this item's check: its answers are kept (as a blocking submission's are) and it

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q
@@ -40,6 +41,7 @@ from annotate.models import (
     Campaign,
     CopyFlag,
     GoldLabel,
+    PairTally,
     Participation,
     PayDecision,
     PayDecisionKind,
@@ -112,10 +114,11 @@ def _non_control(queryset):
     return queryset.exclude(Exists(gold))
 
 
-def _pairs_sql(partner_count: int) -> str:
+def _pairs_sql(partner_count: int, *, one_assignment: bool = False) -> str:
     """One query comparing a worker with each of several others on the items both submitted in a campaign:
     per partner, the shared items, who submitted each later, and on their shared non-control sentences the
     counts kappa, identical answers (label and the same set of categories) and identical times rest on.
+    ``one_assignment``: only the item of the worker's assignment ``%(assignment)s`` (what a submission adds).
     The named partners are one placeholder each, not an array: the demo's SQLite runs the same query."""
     named = ", ".join(f"%(partner_{k})s" for k in range(partner_count)) or "NULL"
     # The same set of categories: containment both ways on PostgreSQL's jsonb; the demo's SQLite keeps JSON as
@@ -135,6 +138,7 @@ def _pairs_sql(partner_count: int) -> str:
                 JOIN {judgement} jt ON jt.assignment_id = s.theirs_id AND jt.summary_id = jm.summary_id AND jt.sentence_index = jm.sentence_index
                 WHERE jm.assignment_id = s.mine_id
                   AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.summary_id = jm.summary_id AND g.sentence_index = jm.sentence_index)"""
+    only_assignment = " AND a.id = %(assignment)s" if one_assignment else ""
     if connection.vendor == "postgresql":
         answered = f"SELECT s.partner, x.* FROM shared s CROSS JOIN LATERAL (SELECT {answers} FROM {judged}) x"
     else:
@@ -142,7 +146,7 @@ def _pairs_sql(partner_count: int) -> str:
     return f"""
         WITH mine AS (
             SELECT a.id, a.item_id, a.submitted_at FROM {assignment} a JOIN {item} i ON i.id = a.item_id
-            WHERE a.worker_id = %(me)s AND a.status = %(submitted)s AND i.campaign_id = %(campaign)s),
+            WHERE a.worker_id = %(me)s AND a.status = %(submitted)s AND i.campaign_id = %(campaign)s{only_assignment}),
         shared AS (
             SELECT o.worker_id AS partner, m.id AS mine_id, o.id AS theirs_id, m.submitted_at AS mine_at, o.submitted_at AS theirs_at
             FROM {assignment} o JOIN mine m ON m.item_id = o.item_id
@@ -164,30 +168,155 @@ def _pairs_sql(partner_count: int) -> str:
         FROM items i LEFT JOIN sentences s ON s.partner = i.partner"""
 
 
-def pairs_stats(campaign: Campaign, me: int, partners: Sequence[int] = (), *, item_id: int | None = None) -> dict[int, PairStats]:
+class PairCounts(NamedTuple):
+    """The counts a pair's statistics are computed from, which add up item by item (the first worker's view)."""
+
+    shared_items: int
+    first_after_second: int
+    second_after_first: int
+    shared_sentences: int
+    agree: int
+    first_yes: int
+    second_yes: int
+    identical: int
+    same_times: int
+
+    def swapped(self) -> PairCounts:
+        """The same counts seen from the second worker."""
+        return PairCounts(self.shared_items, self.second_after_first, self.first_after_second, self.shared_sentences, self.agree,
+                          self.second_yes, self.first_yes, self.identical, self.same_times)
+
+    def stats(self) -> PairStats:
+        return PairStats(
+            shared_items=self.shared_items, shared_sentences=self.shared_sentences, identical=self.identical,
+            same_times=self.same_times, kappa=kappa_from_counts(self.shared_sentences, self.agree, self.first_yes, self.second_yes),
+            first_after_second=self.first_after_second, second_after_first=self.second_after_first,
+        )
+
+
+def pair_counts(campaign: Campaign, me: int, partners: Sequence[int] = (), *, item_id: int | None = None,
+                assignment_id: int | None = None) -> dict[int, PairCounts]:
     """Compare worker ``me`` with each of ``partners`` and of the other workers who submitted item ``item_id``
-    on the items both submitted in ``campaign`` (``me`` first in each :class:`PairStats`); partners without a
-    shared item are left out. One query, counted by the database: it runs in every submission, and a pair's
-    shared history grows with each item."""
+    on the items both submitted in ``campaign`` (``me`` first); partners without a shared item are left out.
+    ``assignment_id``: only on the item of this submitted assignment of ``me`` (``item_id``). One query."""
     params = {
-        "me": me, "item": item_id, "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk,
+        "me": me, "item": item_id, "submitted": AssignmentStatus.SUBMITTED, "campaign": campaign.pk, "assignment": assignment_id,
         **{f"partner_{k}": partner for k, partner in enumerate(partners)},
     }
     with connection.cursor() as cursor:
-        cursor.execute(_pairs_sql(len(partners)), params)
+        cursor.execute(_pairs_sql(len(partners), one_assignment=assignment_id is not None), params)
         rows = cursor.fetchall()
-    return {
-        partner: PairStats(
-            shared_items=items, shared_sentences=n, identical=identical, same_times=same_times,
-            kappa=kappa_from_counts(n, agree, mine_yes, theirs_yes), first_after_second=mine_after, second_after_first=theirs_after,
-        )
-        for partner, items, mine_after, theirs_after, n, agree, mine_yes, theirs_yes, identical, same_times in rows
-    }
+    return {partner: PairCounts(*counts) for partner, *counts in rows}
+
+
+def pairs_stats(campaign: Campaign, me: int, partners: Sequence[int] = (), *, item_id: int | None = None) -> dict[int, PairStats]:
+    """:func:`pair_counts` over the whole history, as statistics: a pair's counts from scratch (one query whose
+    cost grows with the pair's shared history; a submission reads the kept tallies instead)."""
+    return {partner: counts.stats() for partner, counts in pair_counts(campaign, me, partners, item_id=item_id).items()}
 
 
 def pair_stats(campaign: Campaign, first_id: int, second_id: int) -> PairStats:
     """Compare two workers on the items both submitted in ``campaign``."""
     return pairs_stats(campaign, first_id, [second_id]).get(second_id, NOTHING_SHARED)
+
+
+_TALLIED = ("shared_items", "a_after_b", "b_after_a", "shared_sentences", "agree", "a_yes", "b_yes", "identical", "same_times")
+
+
+def tally_submission_pairs(participation: Participation, assignment: Assignment) -> dict[int, PairStats]:
+    """Add the item of ``assignment``, just submitted, to the tallies of the worker's pairs with each co-worker
+    who submitted it, and return those pairs' statistics over their whole shared history (the worker first),
+    kept for the submission's review of pairs (:func:`review_pairs`).
+
+    Called in every submission of a protocol with sentence answers, inside its transaction, after
+    :func:`~annotate.services.assignments.lock_worker_assignment` took the item's turn: submissions of one item
+    take turns (a PostgreSQL lock held to their commit; the demo's SQLite has one writer at a time), so that
+    each shared item is added once, by the second of the two submissions, which sees the first. Usually two
+    queries (the item compared, the tallies updated): the cost does not grow with a pair's shared history.
+    Tallies of an older checks version, or of a pair that has none yet, are counted from the history."""
+    if not protocol_for(participation.campaign.kind).labels_sentences:
+        return {}
+    campaign, me = participation.campaign, participation.worker_id
+    on_item = pair_counts(campaign, me, item_id=assignment.item_id, assignment_id=assignment.pk)
+    added = {_pair(me, partner): _first(me, partner, counts) for partner, counts in on_item.items()}
+    totals = _add_to_current_tallies(campaign, added) if added else {}
+    if len(totals) < len(added):
+        totals.update(_tally_again(campaign, me, {pair: counts for pair, counts in added.items() if pair not in totals}))
+    stats = {partner: _first(me, partner, totals[_pair(me, partner)]).stats() for partner in on_item}
+    participation._submission_pairs = (assignment.pk, stats)
+    return stats
+
+
+def submission_pairs(participation: Participation, assignment: Assignment) -> dict[int, PairStats] | None:
+    """What :func:`tally_submission_pairs` returned for ``assignment`` in the submission under way (None: not
+    tallied in this request)."""
+    kept = getattr(participation, "_submission_pairs", None)
+    return kept[1] if kept is not None and kept[0] == assignment.pk else None
+
+
+def _pair(me: int, partner: int) -> tuple[int, int]:
+    return (me, partner) if me < partner else (partner, me)
+
+
+def _first(me: int, partner: int, counts: PairCounts) -> PairCounts:
+    """Counts of ``me`` and ``partner`` seen from ``me`` turned to the tally's order (lower id first), and back."""
+    return counts if me < partner else counts.swapped()
+
+
+def _add_to_current_tallies(campaign: Campaign, added: dict[tuple[int, int], PairCounts]) -> dict[tuple[int, int], PairCounts]:
+    """Add ``added`` (by pair, lower id first) to the pairs' tallies of the campaign's current checks version, in one
+    statement; returns the new totals of the pairs it added to (the others have no current tally). On PostgreSQL
+    the rows are locked in the pairs' order first, so that submissions adding to the same pairs queue up instead
+    of deadlocking."""
+    table = PairTally._meta.db_table
+    pairs = sorted(added)
+    width = 2 + len(_TALLIED)
+    values = ", ".join(["(" + ", ".join(["CAST(%s AS BIGINT)"] * width) + ")"] * len(pairs))
+    params = [value for pair in pairs for value in (*pair, *added[pair])]
+    lock = " ORDER BY t.worker_a_id, t.worker_b_id FOR UPDATE OF t" if connection.vendor == "postgresql" else ""
+    sql = f"""
+        WITH item_counts(worker_a, worker_b, {", ".join(_TALLIED)}) AS (VALUES {values}),
+        counted AS (
+            SELECT t.id FROM {table} t JOIN item_counts c ON c.worker_a = t.worker_a_id AND c.worker_b = t.worker_b_id
+            WHERE t.campaign_id = %s AND t.checks_version = %s{lock})
+        UPDATE {table} SET {", ".join(f"{name} = {table}.{name} + c.{name}" for name in _TALLIED)}
+        FROM item_counts c, counted
+        WHERE {table}.id = counted.id AND c.worker_a = {table}.worker_a_id AND c.worker_b = {table}.worker_b_id
+        RETURNING {table}.worker_a_id, {table}.worker_b_id, {", ".join(f"{table}.{name}" for name in _TALLIED)}"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*params, campaign.pk, campaign.checks_version])
+        rows = cursor.fetchall()
+    return {(a, b): PairCounts(*counts) for a, b, *counts in rows}
+
+
+def _tally_again(campaign: Campaign, me: int, added: dict[tuple[int, int], PairCounts]) -> dict[tuple[int, int], PairCounts]:
+    """Tallies of pairs of ``me`` that had none of the current checks version: each counted from the whole history
+    (this submission's item included), under the tally row's lock. A row is made first where there is none, so
+    that a submission of the other worker that needs the same pair waits for this one, then adds its own item to
+    the count made here; a pair counted by another submission meanwhile gets ``added`` (the item of ``me``
+    it could not see) instead. Returns the pairs' totals."""
+    PairTally.objects.bulk_create(
+        [PairTally(campaign=campaign, worker_a_id=a, worker_b_id=b, checks_version=None) for a, b in sorted(added)],
+        ignore_conflicts=True,
+    )
+    chosen = Q()
+    for a, b in added:
+        chosen |= Q(worker_a_id=a, worker_b_id=b)
+    rows = list(PairTally.objects.select_for_update().filter(chosen, campaign=campaign).order_by("worker_a_id", "worker_b_id"))
+    counted_meanwhile = {(row.worker_a_id, row.worker_b_id) for row in rows if row.checks_version == campaign.checks_version}
+    totals = _add_to_current_tallies(campaign, {pair: added[pair] for pair in counted_meanwhile}) if counted_meanwhile else {}
+    stale = [row for row in rows if (row.worker_a_id, row.worker_b_id) not in counted_meanwhile]
+    if stale:
+        partners = [row.worker_b_id if row.worker_a_id == me else row.worker_a_id for row in stale]
+        history = pair_counts(campaign, me, partners)
+        for row, partner in zip(stale, partners):
+            counts = _first(me, partner, history[partner])
+            row.checks_version = campaign.checks_version
+            for name, value in zip(_TALLIED, counts):
+                setattr(row, name, value)
+            totals[(row.worker_a_id, row.worker_b_id)] = counts
+        PairTally.objects.bulk_update(stale, ["checks_version", *_TALLIED])
+    return totals
 
 
 NOTHING_SHARED = PairStats(shared_items=0, shared_sentences=0, identical=0, same_times=0, kappa=None, first_after_second=0, second_after_first=0)
@@ -241,7 +370,10 @@ def review_pairs(participation: Participation, assignment: Assignment) -> list[C
     campaign = participation.campaign
     me = participation.worker_id
     stored: list[CopyFlag] = []
-    for partner, mine_first in pairs_stats(campaign, me, item_id=assignment.item_id).items():
+    compared = submission_pairs(participation, assignment)
+    if compared is None:  # not tallied by this request (a submission judged again): from the history
+        compared = pairs_stats(campaign, me, item_id=assignment.item_id)
+    for partner, mine_first in compared.items():
         a, b = min(me, partner), max(me, partner)
         stats = mine_first if a == me else replace(
             mine_first, first_after_second=mine_first.second_after_first, second_after_first=mine_first.first_after_second,

@@ -10,6 +10,7 @@ import pytest
 from annotate.models import (
     Assignment,
     CopyFlag,
+    PairTally,
     Participation,
     PayDecision,
     PayDecisionKind,
@@ -18,7 +19,8 @@ from annotate.models import (
 from annotate.services.assignments import request_assignment, submit_assignment
 from annotate.services.bonuses import worker_total
 from annotate.services.errors import NotEligible
-from annotate.services.independence import cohen_kappa, copy_groups
+from annotate.services.gold import set_gold_label
+from annotate.services.independence import PairCounts, cohen_kappa, copy_groups, pair_counts
 from annotate.services.pay_rules import release_held_pay
 from metrics_service import selectors
 from metrics_service.label_reliability import refit_campaign_labels
@@ -180,3 +182,111 @@ def test_a_claim_prefers_an_item_no_one_from_the_same_network_judged():
     other = make_worker("d")
     qualify(other, campaign)
     assert request_assignment(other, campaign, network="elsewhere") is not None
+
+
+def _tally_counts(tally: PairTally) -> PairCounts:
+    return PairCounts(tally.shared_items, tally.a_after_b, tally.b_after_a, tally.shared_sentences, tally.agree, tally.a_yes,
+                      tally.b_yes, tally.identical, tally.same_times)
+
+
+def _tallies_checked_against_the_history(campaign) -> int:
+    """Every pair tally of the campaign's current checks version equals the pair's counts from its whole history
+    (a recount); returns how many there are."""
+    campaign.refresh_from_db()
+    current = PairTally.objects.filter(campaign=campaign, checks_version=campaign.checks_version)
+    for tally in current:
+        assert _tally_counts(tally) == pair_counts(campaign, tally.worker_a_id, [tally.worker_b_id])[tally.worker_b_id], tally
+    return current.count()
+
+
+def test_pair_tallies_kept_by_submissions_equal_a_recount_and_are_counted_again_when_gold_changes():
+    """Each submission adds its item to its pairs' tallies (the review of copied answers reads them instead of the
+    pairs' whole histories); whatever the order of submissions, a tally equals the pair's counts from scratch, and
+    after a sentence becomes gold (no longer compared), a pair's next shared item counts the pair again."""
+    campaign = make_campaign(redundancy=4, entity_check_enabled=False, pay_per_item=Decimal("0.50"), bonus_per_item=Decimal(0))
+    documents = [make_document(campaign, summaries=[SENTENCES[k % 3: k % 3 + 3], SENTENCES[3:]]) for k in range(8)]
+    workers = [make_worker() for _ in range(4)]
+    for worker in workers:
+        qualify(worker, campaign)
+    # In turns, two items at a time: pairs are joined and grow at different submissions, in both orders of ids.
+    for _ in range(2):
+        for worker in reversed(workers):
+            assert len(_work(worker, campaign, lambda s, i, w=worker: _reads(f"w{worker.pk}", s, i), 2)) == 2
+    # (A pair whose items do not meet yet has no tally: claims come in an order of each worker's own.)
+    before = [_tally_counts(t) for t in PairTally.objects.filter(campaign=campaign)]
+    assert _tallies_checked_against_the_history(campaign) == len(before) >= 3
+    assert all(counts.shared_sentences == 6 * counts.shared_items for counts in before)
+
+    # Two sentences of the first summary become gold: control sentences, which no pair compares any more.
+    for index in (0, 1):
+        set_gold_label(documents[0].summaries.order_by("pk").first(), index, True)
+    campaign.refresh_from_db()
+    assert not PairTally.objects.filter(campaign=campaign, checks_version=campaign.checks_version).exists()
+    # Everyone finishes the campaign (every item, redundancy 4): each pair is counted again at its next shared
+    # item, without the sentences that became gold, and every tally still equals a recount.
+    for worker in workers:
+        _work(worker, campaign, lambda s, i, w=worker: _reads(f"w{worker.pk}", s, i), 8)
+    assert _tallies_checked_against_the_history(campaign) == 6
+    assert {(t.shared_items, t.shared_sentences) for t in PairTally.objects.filter(campaign=campaign)} == {(8, 8 * 6 - 2)}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_submissions_of_one_item_at_once_add_it_to_their_pair_once():
+    """The second of two submissions of one item waits for the first to commit, then sees it and adds the shared
+    item to the pair's tally; without the wait neither would see the other and the item would never be compared."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from tests.guarantee_support import require_postgresql
+
+    require_postgresql()
+    campaign = make_campaign(redundancy=2, entity_check_enabled=False)
+    make_document(campaign, summaries=[SENTENCES[:3], SENTENCES[3:]])
+    first, second = make_worker(), make_worker()
+    claimed = {}
+    for worker in (first, second):
+        qualify(worker, campaign)
+        claimed[worker.pk] = request_assignment(worker, campaign)
+    assert claimed[first.pk].item_id == claimed[second.pk].item_id
+    submitted, release, errors = threading.Event(), threading.Event(), []
+
+    def submit_and_hold(worker):
+        try:
+            with transaction.atomic():  # the submission commits only when the test says so
+                assignment = claimed[worker.pk]
+                submit_assignment(assignment.pk, worker, _answer(assignment, lambda s, i: _reads("same", s, i)), submission_key="k1")
+                submitted.set()
+                release.wait(20)
+        except BaseException as error:  # pragma: no cover - shown by the assertion below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    def submit(worker):
+        try:
+            assignment = claimed[worker.pk]
+            submit_assignment(assignment.pk, worker, _answer(assignment, lambda s, i: _reads("same", s, i)), submission_key="k2")
+        except BaseException as error:  # pragma: no cover
+            errors.append(error)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=submit_and_hold, args=(first,))
+    holder.start()
+    try:
+        assert submitted.wait(20)
+        follower = threading.Thread(target=submit, args=(second,))
+        follower.start()
+        time.sleep(1.0)
+        assert follower.is_alive()  # waits for the item's turn
+        release.set()
+        follower.join(20)
+        assert not follower.is_alive() and not errors, errors
+    finally:
+        release.set()
+        holder.join(20)
+    tally = PairTally.objects.get(campaign=campaign)
+    assert (tally.shared_items, tally.shared_sentences, tally.agree) == (1, 6, 6)
+    assert _tallies_checked_against_the_history(campaign) == 1

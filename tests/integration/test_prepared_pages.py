@@ -201,7 +201,9 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings, d
     print("queries per item cycle (page, submit less a settlement of held pay):", counts)
     # submit: the reading check's answer (1 insert) and the item's answers; the submission's own gold and trap
     # answers added to the worker's kept counts (2 reads, 1 update: the history is not scored again), the
-    # co-workers an independence check compares (1), pay and bonus ledger entries appended in one statement, and
+    # co-workers an independence check compares on this item alone (1; with co-workers, 1 more adds it to the
+    # pairs' tallies; the item's turn comes with the assignment's lock), pay and bonus ledger entries appended in
+    # one statement, and
     # the pay decisions in another (no savepoint); the page's attention signals ride in the submit's own update
     # of the assignment, with the item's reading words counted when the page was prepared and kept in the
     # layout by the claim (no read: every cycle has a new item, whose words no cache holds yet); a
