@@ -13,6 +13,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotate.models import (
+    Assignment,
     BonusEntry,
     Document,
     GoldLabel,
@@ -39,6 +40,8 @@ from tests.factories import make_campaign, make_document, make_worker
 pytestmark = pytest.mark.django_db
 
 ITEMS = 12
+# The worker checked against private gold works longer: how soon its score is decisive varies (see its test).
+PRIVATE_GOLD_ITEMS = 16
 SUBSET = Path(__file__).resolve().parents[2] / "data" / "frank-subset"
 
 
@@ -106,12 +109,18 @@ def test_a_worker_checked_against_private_gold_is_paid_the_bonus(frank_dir):
     honest = make_worker()
     client = Client()
     client.force_login(honest.user)
-    run = run_worker(client, campaign.slug, GoldFollower(), items=ITEMS, seconds_per_sentence=6.0)
+    items = PRIVATE_GOLD_ITEMS
+    run = run_worker(client, campaign.slug, GoldFollower(), items=items, seconds_per_sentence=6.0)
     figures = worker_figures(honest, campaign)
-    assert run.submitted == ITEMS and figures["status"] == "working"
+    assert run.submitted == items and figures["status"] == "working"
     # The first items wait for a decisive score (with confidence), then the bonus is paid item after item. How
-    # soon it is decisive depends on which items the claims hand out: 6 or more of 12 alone, 4 in one full run.
-    assert _bonuses(honest) >= ITEMS // 3 and figures["owed"] >= ITEMS // 3 * campaign.bonus_per_item
+    # soon the score is decisive depends on which items and traps the claims hand out, which depends on the
+    # worker's id (its claim order): after 2 to 10 items in runs with different ids.
+    paid = set(BonusEntry.objects.filter(worker=honest, key__startswith="item-bonus").values_list("assignment_id", flat=True))
+    submitted = list(Assignment.objects.filter(worker=honest, status="submitted").order_by("submitted_at", "id").values_list("pk", flat=True))
+    first_paid = next(i for i, pk in enumerate(submitted) if pk in paid)
+    assert set(submitted[first_paid:]) == paid, (first_paid, len(paid))  # once paid, every item after it is too
+    assert len(paid) >= items // 4 and figures["owed"] >= len(paid) * campaign.bonus_per_item
     page = _admin().get(reverse("annotate:manage-control", args=[campaign.slug])).content.decode()
     assert 'id="public-gold"' not in page and 'id="no-bonus-evidence"' not in page
 
