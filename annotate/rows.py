@@ -64,13 +64,83 @@ def insert_row(instance: Model) -> None:
     _insert([instance], unless_present=False)
 
 
-def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str | None = None) -> list[Any]:
-    """The one insert of :func:`insert_row` and the ``unless_present`` functions: SQL built once per model,
-    column list, row count, conflict rule and database; each value prepared by its field as ``save()`` prepares
-    it. Sets the ``pk`` of each row inserted; returns their ``returning`` field's values (or their keys)."""
+def write_together(*, insert: Sequence[Sequence[Model]] = (), update: Sequence[tuple[Model, Sequence[str]]] = ()) -> None:
+    """Insert groups of new rows (each group of one model) as :func:`insert_row` inserts each (their ``pk`` set, a
+    unique conflict raising ``IntegrityError``) and write ``(instance, fields)`` pairs as :func:`update_row` does,
+    in one statement on PostgreSQL (each insert and update a ``WITH`` of its own), where each was a round trip: a
+    submission's reading-check answer, sentence answers and trap answers; its assignment and its participation's
+    counters; a claim's assignment and its item's live count. Elsewhere (the demo's SQLite, which has no ``INSERT``
+    or ``UPDATE`` inside ``WITH``) one statement each, in the order given. Empty insert groups are left out. An
+    update whose row is gone raises ``DoesNotExist`` naming it (the caller's transaction rolls back the rest).
+    Model signals are not sent.
+
+    Examples
+    --------
+    >>> write_together(insert=[[reading_answer], judgements], update=[(assignment, ["status"])])  # doctest: +SKIP
+    """
+    groups = [list(group) for group in insert if group]
+    if not groups and not update:
+        return
+    connection = _write_connection(groups[0][0] if groups else update[0][0])
+    if connection.vendor != "postgresql" or len(groups) + len(update) == 1:
+        for group in groups:
+            _insert(group, unless_present=False)
+        for instance, fields in update:
+            if not update_row(instance, fields):
+                raise _gone(instance)
+        return
+    parts = [_insert_statement(group, connection, unless_present=False) for group in groups]
+    parts += [_update_statement(instance, fields, connection) for instance, fields in update]
+    key = ("together", tuple(part.key for part in parts))
+    sql = _STATEMENTS.get(key)
+    if sql is None:
+        # Each insert's keys as text (the groups' key types may differ, and UNION ALL needs one type per column);
+        # each update's rows as NULLs, counted.
+        ctes = [f"w{n}(k, b) AS ({part.sql})" for n, part in enumerate(parts[:len(groups)])]
+        ctes += [f"w{n} AS ({part.sql} RETURNING NULL AS k)" for n, part in enumerate(parts) if n >= len(groups)]
+        rows = " UNION ALL ".join(f"SELECT {n}, k::text FROM w{n}" for n in range(len(parts)))
+        sql = f"WITH {', '.join(ctes)} {rows}"
+        if all(len(group) <= _KEPT_ROW_COUNTS * 8 for group in groups):
+            _kept_statement(key, sql)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for part in parts for value in part.values])
+        returned = cursor.fetchall()
+    keys: dict[int, list[str]] = {}
+    for n, pk in returned:
+        keys.setdefault(n, []).append(pk)
+    # Each group's rows come back in the order of its VALUES (as bulk_create relies on).
+    for n, group in enumerate(groups):
+        for instance, pk in zip(group, keys[n]):
+            instance.pk = instance._meta.pk.to_python(pk)
+            instance._state.adding, instance._state.db = False, connection.alias
+    for n, (instance, _) in enumerate(update, start=len(groups)):
+        if n not in keys:
+            raise _gone(instance)
+
+
+@dataclass
+class _Statement:
+    key: tuple
+    sql: str
+    values: list[Any]
+
+
+def _write_connection(instance: Model):
+    return connections[router.db_for_write(type(instance), instance=instance)]
+
+
+def _kept_statement(key: tuple, sql: str) -> None:
+    if len(_STATEMENTS) >= _STATEMENT_LIMIT:  # a long-lived process whose row counts varied widely starts again
+        _STATEMENTS.clear()
+    _STATEMENTS[key] = sql
+
+
+def _insert_statement(instances: Sequence[Model], connection, *, unless_present: bool, returning: str | None = None) -> _Statement:
+    """The SQL of one insert of ``instances`` (one model) and its values: built once per model, column list, row
+    count, conflict rule and database; each value prepared by its field as ``save()`` prepares it. It returns
+    each inserted row's key and its ``returning`` field (the key again without one)."""
     first = instances[0]
     meta = first._meta
-    connection = connections[router.db_for_write(type(first), instance=first)]
     fields = [field for field in meta.concrete_fields if not (field.primary_key and getattr(first, field.attname) is None)]
     back = meta.get_field(returning) if returning else meta.pk
     key = ("insert", type(first), tuple(field.attname for field in fields), len(instances), unless_present, back.attname,
@@ -80,18 +150,27 @@ def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str 
         quote = connection.ops.quote_name
         row = f"({', '.join(['%s'] * len(fields))})"
         sql = (
-
             f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
             f"VALUES {', '.join([row] * len(instances))} {'ON CONFLICT DO NOTHING ' if unless_present else ''}"
             f"RETURNING {quote(meta.pk.column)}, {quote(back.column)}"
         )
         if len(instances) <= _KEPT_ROW_COUNTS:  # a settlement's many rows vary in number: built each time
-            _STATEMENTS[key] = sql
+            _kept_statement(key, sql)
     values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for instance in instances for field in fields]
+    return _Statement(key, sql, values)
+
+
+def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str | None = None) -> list[Any]:
+    """The one insert of :func:`insert_row` and the ``unless_present`` functions (:func:`_insert_statement`). Sets
+    the ``pk`` of each row inserted; returns their ``returning`` field's values (or their keys)."""
+    first = instances[0]
+    connection = _write_connection(first)
+    statement = _insert_statement(instances, connection, unless_present=unless_present, returning=returning)
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
+        cursor.execute(statement.sql, statement.values)
         rows = cursor.fetchall()
-    by_value = {getattr(instance, back.attname): instance for instance in instances}
+    back = first._meta.get_field(returning).attname if returning else None
+    by_value = {getattr(instance, back): instance for instance in instances} if back else {}
     for pk, value in rows:  # a conflict (unless_present) returns no row
         instance = by_value[value] if returning else first
         instance.pk = pk
@@ -102,26 +181,36 @@ def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str 
 def update_row(instance: Model, fields: Sequence[str]) -> bool:
     """Write ``fields`` of ``instance`` to its row, as ``save(update_fields=fields)`` does (``auto_now`` fields
     named are set to now), in one ``UPDATE`` whose SQL is built once per model, fields and database: a submission
-    writes its assignment, participation and kept counts this way, where ``save()`` builds and compiles an update
-    query each time. Whether a row had the instance's key (``save()`` raises where none had). Model signals are
-    not sent (the rows written this way have no receivers).
+    writes its kept counts this way, where ``save()`` builds and compiles an update query each time. Whether a row
+    had the instance's key (``save()`` raises where none had). Model signals are not sent (the rows written this
+    way have no receivers).
     """
+    connection = _write_connection(instance)
+    statement = _update_statement(instance, fields, connection)
+    with connection.cursor() as cursor:
+        cursor.execute(statement.sql, statement.values)
+        return cursor.rowcount > 0
+
+
+def _gone(instance: Model) -> Exception:
+    return type(instance).DoesNotExist(f"no {instance._meta.model_name} row with key {instance.pk!r}")
+
+
+def _update_statement(instance: Model, fields: Sequence[str], connection) -> _Statement:
     meta = instance._meta
-    connection = connections[router.db_for_write(type(instance), instance=instance)]
     key = ("update", type(instance), tuple(fields), connection.alias, connection.vendor)
     sql = _STATEMENTS.get(key)
     if sql is None:
         quote = connection.ops.quote_name
         columns = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in fields)
-        sql = _STATEMENTS[key] = f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
+        sql = f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
+        _kept_statement(key, sql)
     values = []
     for name in fields:
         field = meta.get_field(name)
         values.append(field.get_db_prep_save(field.pre_save(instance, False), connection))
     values.append(meta.pk.get_db_prep_value(instance.pk, connection))
-    with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        return cursor.rowcount > 0
+    return _Statement(key, sql, values)
 
 
 def add_to_column(instance: Model, name: str, amount: int) -> Any:
@@ -140,7 +229,7 @@ def add_to_column(instance: Model, name: str, amount: int) -> Any:
         cursor.execute(sql, [amount, meta.pk.get_db_prep_value(instance.pk, connection)])
         row = cursor.fetchone()
     if row is None:
-        raise type(instance).DoesNotExist(f"no {meta.model_name} row with key {instance.pk!r}")
+        raise _gone(instance)
     setattr(instance, meta.get_field(name).attname, row[0])
     return row[0]
 
@@ -148,6 +237,7 @@ def add_to_column(instance: Model, name: str, amount: int) -> Any:
 # The SQL of the inserts and updates above, by statement, model, columns and database (a few dozen at most).
 _STATEMENTS: dict[tuple, str] = {}
 _KEPT_ROW_COUNTS = 4  # inserts of at most this many rows keep their SQL (a submission appends two or three)
+_STATEMENT_LIMIT = 2048  # a submission's answers vary in number: kept up to a bound
 
 
 class CompiledQuery:

@@ -200,7 +200,11 @@ def prepared_page(document: Document) -> dict[str, Any]:
     memo = getattr(document, "_prepared_page", None)
     if memo is not None:
         return memo
-    stored = _STORED_PAGE.row(document_id=document.pk)
+    if Document.prepared_page.is_cached(document):  # joined to the claim's locked item (no query); None: no page
+        joined = Document.prepared_page.related.get_cached_value(document)
+        stored = None if joined is None else (joined.version, joined.data)
+    else:
+        stored = _STORED_PAGE.row(document_id=document.pk)
     if stored is not None and stored[0] == VERSION:
         document._prepared_page = stored[1]
         return stored[1]

@@ -30,7 +30,7 @@ from annotate.frank.qualification import (
     parse_qualification_form,
     qualification_rows,
 )
-from annotate.frank.services import record_entity_answer
+from annotate.frank.services import entity_answer_row
 from annotate.importers.aggrefact import import_aggrefact, import_llm_aggrefact
 from annotate.importers.jsonl import import_jsonl
 from annotate.importers.qags import import_qags
@@ -61,6 +61,7 @@ from annotate.protocols.base import (
     SubmissionResult,
     TaskPage,
 )
+from annotate.rows import write_together
 from annotate.services.errors import (
     InvalidSubmission,
 )
@@ -452,6 +453,7 @@ class FrankProtocol(SentenceGold, Protocol):
         no_entity_answer_yet(assignment)
 
     assignment_relations: ClassVar[tuple[str, ...]] = ("entity_answer",)
+    claimed_item_relations: ClassVar[tuple[str, ...]] = ("document__prepared_page",)
 
     def assignment_details(self, assignment: Assignment) -> dict[str, Any]:
         answer = entity_answer(assignment)
@@ -460,6 +462,7 @@ class FrankProtocol(SentenceGold, Protocol):
     def store_submission(self, assignment: Assignment, payload: dict[str, Any]) -> SubmissionResult:
         layout = assignment.layout
         reading_checks = reading_check_failures = 0
+        reading_answer = None
         if layout.get("entity") and entity_answer(assignment) is None:
             # The page sends the reading check's answer with the answers (one request less per item); an
             # answer given on its own before (the entity endpoint) stands, and a second one is not read.
@@ -467,7 +470,8 @@ class FrankProtocol(SentenceGold, Protocol):
             if choice is None:
                 raise InvalidSubmission("entity_choice: answer the reading check question (which option was not mentioned "
                                         "in the article) first.")
-            reading_checks, reading_check_failures = 1, int(not record_entity_answer(assignment, choice))
+            reading_answer = entity_answer_row(assignment, choice)
+            reading_checks, reading_check_failures = 1, int(not reading_answer.correct)
         rows = payload.get("summaries")
         if not isinstance(rows, list) or len(rows) != len(layout["summaries"]):
             raise InvalidSubmission(f"expected answers for {len(layout['summaries'])} summaries")
@@ -499,14 +503,14 @@ class FrankProtocol(SentenceGold, Protocol):
             if judgement.lead_time_seconds is not None:
                 # Rounded down to the millisecond, so that scaled times never add up to more than ``elapsed``.
                 judgement.lead_time_seconds = math.floor(judgement.lead_time_seconds * scale * 1000) / 1000
-        SentenceJudgement.objects.bulk_create(judgements)
-        traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])
+        traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows]) if trap_rows else {}
         answers = []
         for trap_id, factual, categories in trap_rows:
             trap = traps[trap_id]
             ok = trap_answer_correct(trap.expected_factual, trap.expected_category, factual, categories)
             answers.append(TrapAnswer(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok))
-        TrapAnswer.objects.bulk_create(answers)
+        # The reading check's answer, the sentence answers and the trap answers: one round trip on PostgreSQL.
+        write_together(insert=[[reading_answer] if reading_answer is not None else [], judgements, answers])
         correct = sum(a.correct for a in answers)
         campaign = assignment.item.campaign
         answered = len(judgements) + len(trap_rows)

@@ -18,7 +18,16 @@ from annotate.services.participation import (
 
 
 def record_entity_answer(assignment, choice: Any, *, field: str = "entity_choice") -> bool:
-    """Store the worker's first answer to the assignment's entity question and say whether it is right.
+    """Store the worker's first answer to the assignment's entity question and say whether it is right
+    (:func:`entity_answer_row`, inserted)."""
+    answer = entity_answer_row(assignment, choice, field=field)
+    insert_row(answer)
+    return answer.correct
+
+
+def entity_answer_row(assignment, choice: Any, *, field: str = "entity_choice") -> EntityAnswer:
+    """The worker's answer to the assignment's entity question, marked right or wrong, not stored yet (a
+    submission inserts it with its other answers).
 
     One rule wherever the answer arrives (with the submission, or on its own before it): the choice must
     name one of the options shown; the caller adds the answer to the participation's counts. The right
@@ -27,9 +36,7 @@ def record_entity_answer(assignment, choice: Any, *, field: str = "entity_choice
     if isinstance(choice, bool) or not isinstance(choice, int) or not 0 <= choice < len(entity["options"]):
         raise InvalidSubmission(f"{field}: choose one of the {len(entity['options'])} options of the reading check "
                                 f"(0 to {len(entity['options']) - 1})")
-    correct = choice == entity["answer"]
-    insert_row(EntityAnswer(assignment=assignment, choice=choice, correct=correct))
-    return correct
+    return EntityAnswer(assignment=assignment, choice=choice, correct=choice == entity["answer"])
 
 
 def check_entity_answer(assignment_id: int, worker: Worker, choice: Any, campaign=None) -> dict[str, Any]:

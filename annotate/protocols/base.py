@@ -241,6 +241,10 @@ class Protocol(ABC):
         """Fill ``assignment.layout`` (what the page shows, as the protocol records it: server-side only) on a new
         claim, before it is saved."""
 
+    #: Relations of ``Item`` that :meth:`prepare_assignment` reads (FRANK: its document's prepared page), joined to
+    #: the item a claim locks (``select_related``), so reading them costs the claim no query of its own.
+    claimed_item_relations: ClassVar[tuple[str, ...]] = ()
+
     def assignment_claimed(self, assignment: Assignment) -> None:
         """Store the protocol's own rows of a claim just saved (BUMP: its checkpoint code), in the claim's
         transaction; set through the row's relation to ``assignment``, they are read from it without a query."""

@@ -38,7 +38,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
-from annotate.rows import CompiledQueries, CompiledQuery, insert_row, unique_row, update_row
+from annotate.rows import CompiledQueries, CompiledQuery, unique_row, write_together
 from factlab.jobs import ITEM_SUBMISSIONS_LOCK
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
@@ -276,16 +276,19 @@ def _ordered_candidates(worker: Worker, campaign: Campaign, network: str = "") -
     return arrange_candidates(campaign, ordered)
 
 
-# An item locked for a claim, waiting for another claim's lock (True) or skipping it (False), with its document
-# (without its long texts: the prepared page has what the layout needs).
-_LOCKED_ITEM = {
-    wait: CompiledQuery(
-        lambda item_id, wait=wait: Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document")
+_LOCKED_ITEM = CompiledQueries()
+
+
+def _locked_item_query(kind: str, *, wait: bool) -> CompiledQuery:
+    """An item locked for a claim, waiting for another claim's lock (``wait``) or skipping it, with its document
+    (without its long texts: the prepared page has what the layout needs) and the protocol's
+    ``claimed_item_relations`` (compiled once per kind and way)."""
+    relations = protocol_for(kind).claimed_item_relations
+    return _LOCKED_ITEM.get((kind, wait), lambda: CompiledQuery(
+        lambda item_id: Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document", *relations)
         .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)[:1],
         item_id=int,
-    )
-    for wait in (True, False)
-}
+    ))
 # How many assignments hold a slot of the item (no row: none).
 _LIVE_SLOTS = CompiledQuery(
     lambda item_id: Assignment.objects.filter(item_id=item_id, status__in=LIVE_ASSIGNMENT_STATUSES)
@@ -304,7 +307,7 @@ def _claim_item(
     try:
         with transaction.atomic():
             # The document comes along (without its long texts: the prepared page has what the layout needs).
-            item = _LOCKED_ITEM[wait].row(item_id=item_id)
+            item = _locked_item_query(campaign.kind, wait=wait).row(item_id=item_id)
             if item is None:
                 return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
             item.campaign = campaign
@@ -322,10 +325,10 @@ def _claim_item(
                 network=network,
             )
             protocol.prepare_assignment(assignment)
-            insert_row(assignment)  # a unique conflict (the same worker's other request) raises, as save() does
-            protocol.assignment_claimed(assignment)
             item.live_count = live + 1
-            update_row(item, ["live_count"])
+            # One round trip; a unique conflict (the same worker's other request) raises, as save() does.
+            write_together(insert=[[assignment]], update=[(item, ["live_count"])])
+            protocol.assignment_claimed(assignment)
             return assignment
     except _ReleaseRowLock:
         # Full, nothing written: rolling back to the savepoint releases the item's row lock, so a claim never
@@ -482,7 +485,6 @@ def submit_assignment(
         if signals is not None:
             assignment.signals = with_reading_words(assignment, signals)
             written.append("signals")
-        update_row(assignment, written)
 
         participation.items_submitted += 1
         participation.trap_correct += result.traps_correct
@@ -490,7 +492,11 @@ def submit_assignment(
         participation.too_fast_items += int(result.too_fast)  # feeds the fast-worker flag
         participation.entity_checks += result.reading_checks
         participation.entity_failures += result.reading_check_failures
-        update_row(participation, ["items_submitted", "trap_correct", "trap_total", "too_fast_items", "entity_checks", "entity_failures"])
+        # Both rows are locked by this submission: written in one round trip.
+        write_together(update=[
+            (assignment, written),
+            (participation, ["items_submitted", "trap_correct", "trap_total", "too_fast_items", "entity_checks", "entity_failures"]),
+        ])
         count_submission(participation, assignment)  # what the block and pay rules below score, kept per participation
         tally_submission_pairs(participation, assignment)  # what the review of copied answers compares, kept per pair
         blocked_reason = reading_check_block_reason(participation, campaign) if result.reading_check_failures else None

@@ -213,3 +213,47 @@ def test_insert_row_and_update_row_write_as_save_does_with_sql_built_once(monkey
         update_row(other, ["status"])
     assert compiles == [] and len(queries) == 2
     assert Assignment.objects.get(pk=other.pk).status == "submitted"
+
+
+def test_rows_of_several_models_are_inserted_and_updated_together_in_one_statement_each():
+    from django.utils import timezone
+
+    from annotate.frank.models import EntityAnswer
+    from annotate.models import Assignment, Item, SentenceJudgement
+    from annotate.rows import write_together
+
+    campaign = make_campaign()
+    make_document(campaign)
+    item = Item.objects.select_related("summary").get(campaign=campaign)
+    participation = qualify(make_worker(), campaign)
+    worker = participation.worker
+    assignment = Assignment.objects.create(item=item, worker=worker, expires_at=timezone.now() + timezone.timedelta(minutes=30))
+    summary = item.summary or item.document.summaries.first()
+    answer = EntityAnswer(assignment=assignment, choice=1, correct=False)
+    judgements = [SentenceJudgement(summary=summary, sentence_index=i, worker=worker, assignment=assignment, factual=i % 2 == 0,
+                                    categories=[] if i % 2 == 0 else ["EntE"]) for i in range(3)]
+    with CaptureQueriesContext(connection) as queries:
+        write_together(insert=[[answer], [], judgements])  # an empty group is left out
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    stored = list(SentenceJudgement.objects.filter(assignment=assignment).order_by("sentence_index"))
+    assert [j.pk for j in judgements] == [j.pk for j in stored] and all(j.pk for j in judgements)  # keys set, in order
+    assert [(j.factual, j.categories) for j in stored] == [(True, []), (False, ["EntE"]), (True, [])]
+    assert stored[0].created_at is not None and EntityAnswer.objects.get(pk=assignment.pk).choice == 1
+    # A unique conflict raises, and nothing of the statement is stored.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        write_together(insert=[[SentenceJudgement(summary=summary, sentence_index=9, worker=worker, assignment=assignment, factual=True)],
+                               [EntityAnswer(assignment=assignment, choice=0, correct=True)]])
+    assert not SentenceJudgement.objects.filter(assignment=assignment, sentence_index=9).exists()
+
+    assignment.status, participation.items_submitted = "submitted", 4
+    with CaptureQueriesContext(connection) as queries:
+        write_together(update=[(assignment, ["status"]), (participation, ["items_submitted"])])
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    assert Assignment.objects.get(pk=assignment.pk).status == "submitted"
+    assert type(participation).objects.get(pk=participation.pk).items_submitted == 4
+    # A row that is gone is named, and the other is not written.
+    gone = Assignment(pk=assignment.pk + 10_000, status="expired")
+    participation.items_submitted = 5
+    with pytest.raises(Assignment.DoesNotExist, match=f"no assignment row with key {gone.pk}"), transaction.atomic():
+        write_together(update=[(participation, ["items_submitted"]), (gone, ["status"])])
+    assert type(participation).objects.get(pk=participation.pk).items_submitted == 4
