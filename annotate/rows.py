@@ -3,6 +3,7 @@ once; queries compiled once."""
 from __future__ import annotations
 
 import copy
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -270,6 +271,9 @@ class CompiledQuery:
             raise TypeError(f"CompiledQuery parameters must be int, str or datetime: {unknown}")
         self._build, self._params = build, params
         self._compiled: dict[tuple[str, str], _Compiled] = {}  # by database alias and vendor (SQL is a dialect's)
+        # One compilation at a time: a gthread worker's requests may all be the first to run the query, and Django
+        # compiling one query object in several threads at once mixes up its table aliases (broken SQL, kept).
+        self._compiling = threading.Lock()
 
     def rows(self, **values: Any) -> list:
         """Every row the query finds with these parameter values."""
@@ -298,9 +302,13 @@ class CompiledQuery:
         bound._iterable_class, bound._fields, bound._for_write = base._iterable_class, base._fields, base._for_write
         return bound
 
+    def _with_markers(self) -> QuerySet:
+        return self._build(**{name: _PLACEHOLDERS[kind].marker(i) for i, (name, kind) in enumerate(self._params.items())})
+
     @cached_property
     def _sample(self) -> QuerySet:
-        return self._build(**{name: _PLACEHOLDERS[kind].marker(i) for i, (name, kind) in enumerate(self._params.items())})
+        """The query as built, for its model and whether it writes (never compiled: each compilation builds its own)."""
+        return self._with_markers()
 
     @property
     def _model(self) -> type[Model]:
@@ -311,7 +319,13 @@ class CompiledQuery:
         return self._sample._for_write
 
     def _compile(self, alias: str) -> _Compiled:
-        queryset = self._sample
+        connection = connections[alias]
+        with self._compiling:
+            compiled = self._compiled.get((alias, connection.vendor))  # compiled by another thread meanwhile
+            return compiled if compiled is not None else self._compile_now(alias)
+
+    def _compile_now(self, alias: str) -> _Compiled:
+        queryset = self._with_markers()
         if queryset._prefetch_related_lookups or queryset._known_related_objects:
             raise TypeError("CompiledQuery runs one query: no prefetch_related, no related-manager querysets")
         connection = connections[alias]

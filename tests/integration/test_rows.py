@@ -2,6 +2,7 @@
 are appended once per key in one statement."""
 from __future__ import annotations
 
+import sys
 from decimal import Decimal
 
 import pytest
@@ -9,7 +10,7 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import BonusEntry, Participation, PayDecision, PayDecisionKind
-from annotate.rows import add_to_column, insert_all_unless_present, insert_unless_present, unique_row
+from annotate.rows import CompiledQuery, add_to_column, insert_all_unless_present, insert_unless_present, unique_row
 from annotate.services.ledger import add_ledger_entry
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
@@ -257,3 +258,48 @@ def test_rows_of_several_models_are_inserted_and_updated_together_in_one_stateme
     with pytest.raises(Assignment.DoesNotExist, match=f"no assignment row with key {gone.pk}"), transaction.atomic():
         write_together(update=[(participation, ["items_submitted"]), (gone, ["status"])])
     assert type(participation).objects.get(pk=participation.pk).items_submitted == 4
+
+
+def test_a_query_compiled_by_many_threads_at_once_compiles_the_same_sql_in_each():
+    # gthread workers: several requests of one process may be the first to run a compiled query at the same moment.
+    # Compiling one Django query object from several threads at once mixes up its table aliases (a submit's
+    # locked-assignment query came out without its campaign's join: "missing FROM-clause entry").
+    from django.db.models import F
+
+    from annotate.models import Assignment
+
+    def build(assignment_id, worker_id):
+        return (Assignment.objects.select_related("item__campaign", "item__document")
+                .annotate(turn=F("item__position") + 1).filter(pk=assignment_id, worker_id=worker_id, item__campaign__slug="x")[:1])
+
+    expected = CompiledQuery(build, assignment_id=int, worker_id=int)._compile("default").sql
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns every few bytecodes, as a busy process's threads may
+    try:
+        _compile_at_once(build, expected)
+    finally:
+        sys.setswitchinterval(switch_interval)
+
+
+def _compile_at_once(build, expected: str) -> None:
+    import threading
+
+    for _ in range(30):
+        query = CompiledQuery(build, assignment_id=int, worker_id=int)
+        start, found, errors = threading.Barrier(8), [], []
+
+        def compile_now():
+            start.wait()
+            try:
+                found.append(query._compiled.get(("default", connection.vendor)) or query._compile("default"))
+            except Exception as exc:  # a corrupted query may also fail to compile at all
+                errors.append(exc)
+            finally:
+                connection.close()  # this thread's own
+
+        threads = [threading.Thread(target=compile_now) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors and {compiled.sql for compiled in found} == {expected}
