@@ -101,7 +101,7 @@ def write_together(*, insert: Sequence[Sequence[Model]] = (), update: Sequence[t
         ctes += [f"w{n} AS ({part.sql} RETURNING NULL AS k)" for n, part in enumerate(parts) if n >= len(groups)]
         rows = " UNION ALL ".join(f"SELECT {n}, k::text FROM w{n}" for n in range(len(parts)))
         sql = f"WITH {', '.join(ctes)} {rows}"
-        if all(len(group) <= _KEPT_ROW_COUNTS * 8 for group in groups):
+        if all(len(group) <= _KEPT_TOGETHER_ROWS for group in groups):
             _kept_statement(key, sql)
     with connection.cursor() as cursor:
         cursor.execute(sql, [value for part in parts for value in part.values])
@@ -112,8 +112,7 @@ def write_together(*, insert: Sequence[Sequence[Model]] = (), update: Sequence[t
     # Each group's rows come back in the order of its VALUES (as bulk_create relies on).
     for n, group in enumerate(groups):
         for instance, pk in zip(group, keys[n]):
-            instance.pk = instance._meta.pk.to_python(pk)
-            instance._state.adding, instance._state.db = False, connection.alias
+            _stored(instance, instance._meta.pk.to_python(pk), connection.alias)
     for n, (instance, _) in enumerate(update, start=len(groups)):
         if n not in keys:
             raise _gone(instance)
@@ -124,6 +123,12 @@ class _Statement:
     key: tuple
     sql: str
     values: list[Any]
+
+
+def _stored(instance: Model, pk: Any, alias: str) -> None:
+    """Mark ``instance`` as the row just inserted with key ``pk``, as ``save()`` leaves it."""
+    instance.pk = pk
+    instance._state.adding, instance._state.db = False, alias
 
 
 def _write_connection(instance: Model):
@@ -173,9 +178,7 @@ def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str 
     back = first._meta.get_field(returning).attname if returning else None
     by_value = {getattr(instance, back): instance for instance in instances} if back else {}
     for pk, value in rows:  # a conflict (unless_present) returns no row
-        instance = by_value[value] if returning else first
-        instance.pk = pk
-        instance._state.adding, instance._state.db = False, connection.alias
+        _stored(by_value[value] if returning else first, pk, connection.alias)
     return [value for _, value in rows]
 
 
@@ -235,9 +238,10 @@ def add_to_column(instance: Model, name: str, amount: int) -> Any:
     return row[0]
 
 
-# The SQL of the inserts and updates above, by statement, model, columns and database (a few dozen at most).
+# The SQL of the inserts and updates above, by statement, model, columns, row counts and database.
 _STATEMENTS: dict[tuple, str] = {}
 _KEPT_ROW_COUNTS = 4  # inserts of at most this many rows keep their SQL (a submission appends two or three)
+_KEPT_TOGETHER_ROWS = 32  # writes together keep their SQL while each group has at most this many rows (an item's answers)
 _STATEMENT_LIMIT = 2048  # a submission's answers vary in number: kept up to a bound
 
 

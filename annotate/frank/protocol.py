@@ -503,7 +503,7 @@ class FrankProtocol(SentenceGold, Protocol):
             if judgement.lead_time_seconds is not None:
                 # Rounded down to the millisecond, so that scaled times never add up to more than ``elapsed``.
                 judgement.lead_time_seconds = math.floor(judgement.lead_time_seconds * scale * 1000) / 1000
-        traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows]) if trap_rows else {}
+        traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])  # no query without traps
         answers = []
         for trap_id, factual, categories in trap_rows:
             trap = traps[trap_id]

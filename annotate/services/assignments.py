@@ -283,12 +283,15 @@ def _locked_item_query(kind: str, *, wait: bool) -> CompiledQuery:
     """An item locked for a claim, waiting for another claim's lock (``wait``) or skipping it, with its document
     (without its long texts: the prepared page has what the layout needs) and the protocol's
     ``claimed_item_relations`` (compiled once per kind and way)."""
-    relations = protocol_for(kind).claimed_item_relations
-    return _LOCKED_ITEM.get((kind, wait), lambda: CompiledQuery(
-        lambda item_id: Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document", *relations)
-        .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)[:1],
-        item_id=int,
-    ))
+    def make() -> CompiledQuery:
+        relations = protocol_for(kind).claimed_item_relations
+        return CompiledQuery(
+            lambda item_id: Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document", *relations)
+            .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)[:1],
+            item_id=int,
+        )
+
+    return _LOCKED_ITEM.get((kind, wait), make)
 # How many assignments hold a slot of the item (no row: none).
 _LIVE_SLOTS = CompiledQuery(
     lambda item_id: Assignment.objects.filter(item_id=item_id, status__in=LIVE_ASSIGNMENT_STATUSES)
