@@ -373,14 +373,19 @@ def truecase(sentence: str, casing: dict[str, str]) -> str:
         return _LETTERS.sub(lambda m: casing.get(m.group(0).lower(), "I" if m.group(0).lower() == "i" else m.group(0).lower()), word)
 
     matches = list(_CASED_WORD.finditer(sentence))
+    # Every page with a trap truecases it: each word's key once, and how many words from each one on are
+    # separated by single spaces (a name's words are), rather than both again for every candidate name.
+    keys = [_key(_bare(m.group(0))) for m in matches]
+    spaced = [1] * len(matches)
+    for i in range(len(matches) - 2, -1, -1):
+        if sentence[matches[i].end():matches[i + 1].start()] == " ":
+            spaced[i] = spaced[i + 1] + 1
     cased: list[str | None] = [None] * len(matches)
     index = 0
     while index < len(matches):
-        for size in range(min(MAX_NAME_WORDS, len(matches) - index), 1, -1):
+        for size in range(min(MAX_NAME_WORDS, spaced[index]), 1, -1):
             group = matches[index:index + size]
-            if any(sentence[a.end():b.start()] != " " for a, b in zip(group, group[1:])):
-                continue
-            name = casing.get(" ".join(_key(_bare(m.group(0))) for m in group))
+            name = casing.get(" ".join(keys[index:index + size]))
             if name is None or len(name.split(" ")) != size:
                 continue
             for offset, (form, match) in enumerate(zip(name.split(" "), group)):

@@ -263,19 +263,21 @@ def _first(me: int, partner: int, counts: PairCounts) -> PairCounts:
     return counts if me < partner else counts.swapped()
 
 
+def _pair_values(rows: Sequence[tuple[int, ...]]) -> str:
+    """A ``VALUES`` list of ``rows`` of integers, typed, as SQL placeholders (the values go as parameters)."""
+    return ", ".join(["(" + ", ".join(["CAST(%s AS BIGINT)"] * len(row)) + ")" for row in rows])
+
+
 def _add_to_current_tallies(campaign: Campaign, added: dict[tuple[int, int], PairCounts]) -> dict[tuple[int, int], PairCounts]:
     """Add ``added`` (by pair, lower id first) to the pairs' tallies of the campaign's current checks version, in one
     statement; returns the new totals of the pairs it added to (the others have no current tally). On PostgreSQL
     the rows are locked in the pairs' order first, so that submissions adding to the same pairs queue up instead
     of deadlocking."""
     table = PairTally._meta.db_table
-    pairs = sorted(added)
-    width = 2 + len(_TALLIED)
-    values = ", ".join(["(" + ", ".join(["CAST(%s AS BIGINT)"] * width) + ")"] * len(pairs))
-    params = [value for pair in pairs for value in (*pair, *added[pair])]
+    rows = [(*pair, *added[pair]) for pair in sorted(added)]
     lock = " ORDER BY t.worker_a_id, t.worker_b_id FOR UPDATE OF t" if connection.vendor == "postgresql" else ""
     sql = f"""
-        WITH item_counts(worker_a, worker_b, {", ".join(_TALLIED)}) AS (VALUES {values}),
+        WITH item_counts(worker_a, worker_b, {", ".join(_TALLIED)}) AS (VALUES {_pair_values(rows)}),
         counted AS (
             SELECT t.id FROM {table} t JOIN item_counts c ON c.worker_a = t.worker_a_id AND c.worker_b = t.worker_b_id
             WHERE t.campaign_id = %s AND t.checks_version = %s{lock})
@@ -284,9 +286,9 @@ def _add_to_current_tallies(campaign: Campaign, added: dict[tuple[int, int], Pai
         WHERE {table}.id = counted.id AND c.worker_a = {table}.worker_a_id AND c.worker_b = {table}.worker_b_id
         RETURNING {table}.worker_a_id, {table}.worker_b_id, {", ".join(f"{table}.{name}" for name in _TALLIED)}"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*params, campaign.pk, campaign.checks_version])
-        rows = cursor.fetchall()
-    return {(a, b): PairCounts(*counts) for a, b, *counts in rows}
+        cursor.execute(sql, [value for row in rows for value in row] + [campaign.pk, campaign.checks_version])
+        found = cursor.fetchall()
+    return {(a, b): PairCounts(*counts) for a, b, *counts in found}
 
 
 def _tally_again(campaign: Campaign, me: int, added: dict[tuple[int, int], PairCounts]) -> dict[tuple[int, int], PairCounts]:
@@ -294,29 +296,55 @@ def _tally_again(campaign: Campaign, me: int, added: dict[tuple[int, int], PairC
     (this submission's item included), under the tally row's lock. A row is made first where there is none, so
     that a submission of the other worker that needs the same pair waits for this one, then adds its own item to
     the count made here; a pair counted by another submission meanwhile gets ``added`` (the item of ``me``
-    it could not see) instead. Returns the pairs' totals."""
-    PairTally.objects.bulk_create(
-        [PairTally(campaign=campaign, worker_a_id=a, worker_b_id=b, checks_version=None) for a, b in sorted(added)],
-        ignore_conflicts=True,
-    )
-    chosen = Q()
-    for a, b in added:
-        chosen |= Q(worker_a_id=a, worker_b_id=b)
-    rows = list(PairTally.objects.select_for_update().filter(chosen, campaign=campaign).order_by("worker_a_id", "worker_b_id"))
-    counted_meanwhile = {(row.worker_a_id, row.worker_b_id) for row in rows if row.checks_version == campaign.checks_version}
+    it could not see) instead. Returns the pairs' totals.
+
+    Plain statements (make the missing rows, lock the pairs' rows, write their counts), not the ORM's bulk
+    writes: in a crowd most pairs share their first item (every submission then lands here), and building a
+    bulk update's ``CASE`` per counted field cost the submission more CPU than all its other writes."""
+    table = PairTally._meta.db_table
+    pairs = sorted(added)
+    zeros = ", ".join(["0"] * len(_TALLIED))
+    made = ", ".join([f"(%s, %s, %s, NULL, {zeros})"] * len(pairs))
+    lock = " FOR UPDATE OF t" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (campaign_id, worker_a_id, worker_b_id, checks_version, {', '.join(_TALLIED)}) "
+            f"VALUES {made} ON CONFLICT DO NOTHING",
+            [value for pair in pairs for value in (campaign.pk, *pair)],
+        )
+        # Locked in the pairs' order, as every writer of tallies locks them.
+        cursor.execute(
+            f"WITH chosen(worker_a, worker_b) AS (VALUES {_pair_values(pairs)}) "
+            f"SELECT t.worker_a_id, t.worker_b_id, t.checks_version FROM {table} t "
+            f"JOIN chosen ON chosen.worker_a = t.worker_a_id AND chosen.worker_b = t.worker_b_id "
+            f"WHERE t.campaign_id = %s ORDER BY t.worker_a_id, t.worker_b_id{lock}",
+            [value for pair in pairs for value in pair] + [campaign.pk],
+        )
+        versions = {(a, b): version for a, b, version in cursor.fetchall()}
+    counted_meanwhile = {pair for pair, version in versions.items() if version == campaign.checks_version}
     totals = _add_to_current_tallies(campaign, {pair: added[pair] for pair in counted_meanwhile}) if counted_meanwhile else {}
-    stale = [row for row in rows if (row.worker_a_id, row.worker_b_id) not in counted_meanwhile]
+    stale = [pair for pair in pairs if pair in versions and pair not in counted_meanwhile]
     if stale:
-        partners = [row.worker_b_id if row.worker_a_id == me else row.worker_a_id for row in stale]
+        partners = [b if a == me else a for a, b in stale]
         history = pair_counts(campaign, me, partners)
-        for row, partner in zip(stale, partners):
-            counts = _first(me, partner, history[partner])
-            row.checks_version = campaign.checks_version
-            for name, value in zip(_TALLIED, counts):
-                setattr(row, name, value)
-            totals[(row.worker_a_id, row.worker_b_id)] = counts
-        PairTally.objects.bulk_update(stale, ["checks_version", *_TALLIED])
+        for pair, partner in zip(stale, partners):
+            totals[pair] = _first(me, partner, history[partner])
+        _set_tallies(campaign, {pair: totals[pair] for pair in stale})
     return totals
+
+
+def _set_tallies(campaign: Campaign, counted: dict[tuple[int, int], PairCounts]) -> None:
+    """Write ``counted`` (by pair, lower id first) as the pairs' tallies of the campaign's current checks version,
+    in one statement (the caller holds their rows' locks)."""
+    table = PairTally._meta.db_table
+    rows = [(*pair, *counted[pair]) for pair in sorted(counted)]
+    sql = f"""
+        WITH counted(worker_a, worker_b, {", ".join(_TALLIED)}) AS (VALUES {_pair_values(rows)})
+        UPDATE {table} SET checks_version = %s, {", ".join(f"{name} = c.{name}" for name in _TALLIED)}
+        FROM counted c
+        WHERE {table}.campaign_id = %s AND {table}.worker_a_id = c.worker_a AND {table}.worker_b_id = c.worker_b"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for row in rows for value in row] + [campaign.checks_version, campaign.pk])
 
 
 NOTHING_SHARED = PairStats(shared_items=0, shared_sentences=0, identical=0, same_times=0, kappa=None, first_after_second=0, second_after_first=0)
