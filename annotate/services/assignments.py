@@ -24,8 +24,8 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import BooleanField, CharField, Count, Exists, F, Func, OuterRef, Q, Value
-from django.db.models.functions import MD5, Cast, Concat
+from django.db.models import BooleanField, CharField, Count, Exists, F, Func, OuterRef, Q, Subquery, Value
+from django.db.models.functions import MD5, Cast, Coalesce, Concat
 from django.utils import timezone
 
 from annotate.models import (
@@ -311,9 +311,12 @@ def _locked_item_query(kind: str, *, wait: bool) -> CompiledQuery:
     ``claimed_item_relations`` (compiled once per kind and way)."""
     def make() -> CompiledQuery:
         relations = protocol_for(kind).claimed_item_relations
+        live_now = Assignment.objects.filter(item=OuterRef("pk"), status__in=LIVE_ASSIGNMENT_STATUSES).order_by().values("item").annotate(
+            n=Count("pk")).values("n")
         return CompiledQuery(
             lambda item_id: Item.objects.select_for_update(of=("self",), skip_locked=not wait).select_related("document", *relations)
-            .defer("document__text", "document__sentences", "document__entities").filter(pk=item_id)[:1],
+            .defer("document__text", "document__sentences", "document__entities")
+            .annotate(live_now=Coalesce(Subquery(live_now), Value(0))).filter(pk=item_id)[:1],
             item_id=int,
         )
 
@@ -359,8 +362,12 @@ def _claim_item_unguarded(
     if item is None:
         return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
     item.campaign = campaign
-    # The real count under the lock decides; the stored count only found the candidate.
-    live = _LIVE_SLOTS.row(item_id=item.pk) or 0
+    # The real count under the lock decides; the stored count only found the candidate. The count read with the
+    # lock is that of the statement's snapshot, taken before the row was locked, while the stored count comes from
+    # the row's latest version; every writer of the stored count writes the real number under this lock. So when
+    # the two agree no claim committed since the snapshot (a close may have, which only makes the item look fuller
+    # than it is); when they differ, the real count is read again in a statement of its own, a fresh snapshot.
+    live = item.live_now if item.live_now == item.live_count else (_LIVE_SLOTS.row(item_id=item.pk) or 0)
     if live >= slot_limit(campaign, item):
         if item.live_count == live:
             return _FULL

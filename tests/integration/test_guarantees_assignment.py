@@ -199,6 +199,116 @@ def test_a_claim_skips_an_item_another_request_is_claiming_and_waits_only_when_n
         holder.join(10)
 
 
+def test_a_claim_whose_first_candidate_is_busy_leaves_nothing_of_its_first_try():
+    """The worker's first candidate is claimed without a savepoint; when another transaction holds its row, the
+    whole claim is rolled back and tried again candidate by candidate: the worker gets another item at once, one
+    assignment in all, and every item's stored live count equals its real count. Uncontended, the claim takes no
+    savepoint at all."""
+    import threading
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate.frank.prepared import prepare_campaign
+    from annotate.models import Item
+    from annotate.services.assignments import _ordered_candidates
+
+    require_postgresql()
+    campaign = _campaign(items=3, redundancy=1)
+    prepare_campaign(campaign)
+    worker = make_worker()
+    first = _ordered_candidates(worker, campaign)[0]
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_first_candidate():
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=first.pk)
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_first_candidate)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        with CaptureQueriesContext(connection) as contended:
+            assignment = request_assignment(worker, campaign)
+    finally:
+        release.set()
+        holder.join(10)
+    assert assignment is not None and assignment.item_id != first.pk
+    assert Assignment.objects.filter(worker=worker).count() == 1
+    assert {item.pk: item.live_count for item in Item.objects.filter(campaign=campaign)} == {
+        item.pk: int(item.pk == assignment.item_id) for item in Item.objects.filter(campaign=campaign)}
+    statements = [q["sql"] for q in contended.captured_queries]
+    assert any(sql.startswith("SAVEPOINT") for sql in statements), statements  # the second try's, around each candidate
+
+    other = make_worker()
+    with CaptureQueriesContext(connection) as uncontended:
+        claimed = request_assignment(other, campaign)
+    assert claimed is not None
+    assert not any("SAVEPOINT" in q["sql"] for q in uncontended.captured_queries), [q["sql"][:60] for q in uncontended.captured_queries]
+
+
+def test_a_claim_that_waited_for_another_claim_of_the_last_slot_counts_that_claim():
+    """A claim waiting for the row lock of an item whose last slot another transaction is filling: once that one
+    commits, the waiting claim's count of live assignments (read with the lock, from a snapshot taken before it
+    waited) misses the new assignment, while the stored count (the row's latest version) has it. The two
+    disagree, so the real count is read again: the item is full, and nobody gets a second slot."""
+    import threading
+    import time
+
+    from django.db import connection
+
+    from annotate.frank.prepared import prepare_campaign
+    from annotate.models import Item
+
+    require_postgresql()
+    campaign = _campaign(items=1, redundancy=1)
+    prepare_campaign(campaign)
+    (item,) = campaign.items.all()
+    first_worker, second_worker = make_worker(), make_worker()
+    locked, release = threading.Event(), threading.Event()
+
+    def fill_the_last_slot():
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=item.pk)
+                Assignment.objects.create(item=item, worker=first_worker, expires_at=timezone.now() + timedelta(minutes=30))
+                Item.objects.filter(pk=item.pk).update(live_count=1)
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    filler = threading.Thread(target=fill_the_last_slot)
+    filler.start()
+    outcome: list = []
+
+    def claim():
+        try:
+            outcome.append(request_assignment(second_worker, campaign))
+        finally:
+            connection.close()
+
+    try:
+        assert locked.wait(10)
+        claimer = threading.Thread(target=claim)
+        claimer.start()
+        time.sleep(0.5)
+        assert claimer.is_alive()  # waiting for the item's lock
+        release.set()
+        claimer.join(10)
+    finally:
+        release.set()
+        filler.join(10)
+    assert outcome == [None]
+    assert over_assigned_items(campaign) == []
+    assert Assignment.objects.filter(item=item).count() == 1
+
+
 def _claim_and_close(campaign) -> int | None:
     from django.db import connection
 
