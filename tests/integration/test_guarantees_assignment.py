@@ -5,14 +5,18 @@ item twice, and a worker holds at most one active assignment per campaign; yet e
 """
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus
+from annotate.models import Assignment, AssignmentStatus, Item
 from annotate.services.assignments import request_assignment, submit_assignment
 from tests.factories import make_campaign, make_document, make_worker
 from tests.guarantee_support import (
@@ -33,6 +37,32 @@ def _campaign(items: int, redundancy: int):
     for _ in range(items):
         make_document(campaign, summaries=[["One sentence."]])
     return campaign
+
+
+@contextmanager
+def item_locked_elsewhere(item_id: int, while_locked=lambda: None):
+    """Another transaction, in a thread of its own, holds the item's row lock (having run ``while_locked`` under it)
+    until the block ends, then commits; yields the event that releases it sooner."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with transaction.atomic():
+                Item.objects.select_for_update().get(pk=item_id)
+                while_locked()
+                locked.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        yield release
+    finally:
+        release.set()
+        holder.join(10)
 
 
 def test_concurrent_requests_never_exceed_redundancy_and_fill_every_slot():
@@ -154,34 +184,13 @@ def test_no_false_out_of_work_when_the_candidate_window_fills_up():
 def test_a_claim_skips_an_item_another_request_is_claiming_and_waits_only_when_nothing_else_is_free():
     """SKIP LOCKED: while another transaction holds the first item's row, a claim takes the second item at
     once; with only the locked item left it waits for it rather than saying no work is left."""
-    import threading
-    import time
-
-    from annotate.models import Item
-
     require_postgresql()
     from annotate.frank.prepared import prepare_campaign
 
     campaign = _campaign(items=2, redundancy=1)
     prepare_campaign(campaign)  # as after an import: the claim itself then does no NLP
     first, second = list(campaign.items.order_by("position", "id"))
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_first_item():
-        from django.db import connection
-
-        try:
-            with transaction.atomic():
-                Item.objects.select_for_update().get(pk=first.pk)
-                locked.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_first_item)
-    holder.start()
-    try:
-        assert locked.wait(10)
+    with item_locked_elsewhere(first.pk) as release:
         started = time.monotonic()
         assignment = request_assignment(make_worker(), campaign)
         assert assignment.item_id == second.pk and time.monotonic() - started < 5  # the holder keeps its lock 10 s
@@ -194,9 +203,6 @@ def test_a_claim_skips_an_item_another_request_is_claiming_and_waits_only_when_n
         release.set()
         waiter.join(10)
         assert waiter_result and waiter_result[0] == first.pk
-    finally:
-        release.set()
-        holder.join(10)
 
 
 def test_a_claim_whose_first_candidate_is_busy_leaves_nothing_of_its_first_try():
@@ -204,13 +210,7 @@ def test_a_claim_whose_first_candidate_is_busy_leaves_nothing_of_its_first_try()
     whole claim is rolled back and tried again candidate by candidate: the worker gets another item at once, one
     assignment in all, and every item's stored live count equals its real count. Uncontended, the claim takes no
     savepoint at all."""
-    import threading
-
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     from annotate.frank.prepared import prepare_campaign
-    from annotate.models import Item
     from annotate.services.assignments import _ordered_candidates
 
     require_postgresql()
@@ -218,26 +218,8 @@ def test_a_claim_whose_first_candidate_is_busy_leaves_nothing_of_its_first_try()
     prepare_campaign(campaign)
     worker = make_worker()
     first = _ordered_candidates(worker, campaign)[0]
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_first_candidate():
-        try:
-            with transaction.atomic():
-                Item.objects.select_for_update().get(pk=first.pk)
-                locked.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    holder = threading.Thread(target=hold_first_candidate)
-    holder.start()
-    try:
-        assert locked.wait(10)
-        with CaptureQueriesContext(connection) as contended:
-            assignment = request_assignment(worker, campaign)
-    finally:
-        release.set()
-        holder.join(10)
+    with item_locked_elsewhere(first.pk), CaptureQueriesContext(connection) as contended:
+        assignment = request_assignment(worker, campaign)
     assert assignment is not None and assignment.item_id != first.pk
     assert Assignment.objects.filter(worker=worker).count() == 1
     assert {item.pk: item.live_count for item in Item.objects.filter(campaign=campaign)} == {
@@ -257,34 +239,18 @@ def test_a_claim_that_waited_for_another_claim_of_the_last_slot_counts_that_clai
     commits, the waiting claim's count of live assignments (read with the lock, from a snapshot taken before it
     waited) misses the new assignment, while the stored count (the row's latest version) has it. The two
     disagree, so the real count is read again: the item is full, and nobody gets a second slot."""
-    import threading
-    import time
-
-    from django.db import connection
-
     from annotate.frank.prepared import prepare_campaign
-    from annotate.models import Item
 
     require_postgresql()
     campaign = _campaign(items=1, redundancy=1)
     prepare_campaign(campaign)
     (item,) = campaign.items.all()
     first_worker, second_worker = make_worker(), make_worker()
-    locked, release = threading.Event(), threading.Event()
 
     def fill_the_last_slot():
-        try:
-            with transaction.atomic():
-                Item.objects.select_for_update().get(pk=item.pk)
-                Assignment.objects.create(item=item, worker=first_worker, expires_at=timezone.now() + timedelta(minutes=30))
-                Item.objects.filter(pk=item.pk).update(live_count=1)
-                locked.set()
-                release.wait(10)
-        finally:
-            connection.close()
+        Assignment.objects.create(item=item, worker=first_worker, expires_at=timezone.now() + timedelta(minutes=30))
+        Item.objects.filter(pk=item.pk).update(live_count=1)
 
-    filler = threading.Thread(target=fill_the_last_slot)
-    filler.start()
     outcome: list = []
 
     def claim():
@@ -293,25 +259,19 @@ def test_a_claim_that_waited_for_another_claim_of_the_last_slot_counts_that_clai
         finally:
             connection.close()
 
-    try:
-        assert locked.wait(10)
+    with item_locked_elsewhere(item.pk, fill_the_last_slot) as release:
         claimer = threading.Thread(target=claim)
         claimer.start()
         time.sleep(0.5)
         assert claimer.is_alive()  # waiting for the item's lock
         release.set()
         claimer.join(10)
-    finally:
-        release.set()
-        filler.join(10)
     assert outcome == [None]
     assert over_assigned_items(campaign) == []
     assert Assignment.objects.filter(item=item).count() == 1
 
 
 def _claim_and_close(campaign) -> int | None:
-    from django.db import connection
-
     try:
         assignment = request_assignment(make_worker(), campaign)
         return assignment.item_id if assignment else None
