@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from django.core.cache import cache
-from django.db import transaction
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db import connection, transaction
 
 from annotate.models import (
     Assignment,
@@ -39,6 +38,7 @@ from annotate.models import (
     GoldLabel,
     Participation,
     SentenceJudgement,
+    Trap,
     TrapAnswer,
 )
 from annotate.protocols import protocol_for
@@ -198,7 +198,7 @@ def worker_answers(participation: Participation, submitted: Assignment | None = 
 
 def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) -> dict[int, list[Answer]]:
     """The answers of these submitted assignments with their page features and known labels, by assignment (an
-    empty list for one without features): two queries, and a third for the layouts not in ``known_layouts``."""
+    empty list for one without features): one query, and another for the layouts not in ``known_layouts``."""
     if not assignment_ids:
         return {}
     layouts = {assignment_id: known_layouts[assignment_id] for assignment_id in assignment_ids if assignment_id in known_layouts}
@@ -214,11 +214,7 @@ def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) 
             if row.get("trap") and row.get("trap_at") is not None and row["trap_at"] < len(shown):
                 trap_features[(assignment_id, row["trap"])] = features[(assignment_id, row["summary"], row["trap_at"])]
     answers: dict[int, list[Answer]] = {assignment_id: [] for assignment_id in layouts}
-    if len(layouts) == 1:  # a submission's own item (most calls): queries compiled once
-        (only,) = layouts
-        judgements, traps = _ITEM_JUDGEMENTS.rows(assignments=only), _ITEM_TRAP_ANSWERS.rows(assignments=only)
-    else:
-        judgements, traps = _judgements_with_known(list(layouts)), _trap_answers_with_expected(list(layouts))
+    judgements, traps = _answers_with_known(list(layouts))
     for a, s, i, factual, known in judgements:
         if (a, s, i) in features:
             answers[a].append(Answer(factual, features[(a, s, i)], known))
@@ -228,25 +224,26 @@ def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) 
     return answers
 
 
-def _judgements_with_known(assignments: int | list[int]) -> QuerySet:
-    """Sentence answers (assignment, summary, sentence, answer) of one assignment or of a list of them, with the
-    sentence's gold label (None without one)."""
-    gold = GoldLabel.objects.filter(summary_id=OuterRef("summary_id"), sentence_index=OuterRef("sentence_index")).values("factual")[:1]
-    return SentenceJudgement.objects.filter(_of_assignments(assignments)).annotate(known=Subquery(gold)).values_list(
-        "assignment_id", "summary_id", "sentence_index", "factual", "known")
-
-
-def _trap_answers_with_expected(assignments: int | list[int]) -> QuerySet:
-    """Trap answers (assignment, trap, answer) of one assignment or of a list of them, with the trap's expected answer."""
-    return TrapAnswer.objects.filter(_of_assignments(assignments)).values_list("assignment_id", "trap_id", "factual", "trap__expected_factual")
-
-
-def _of_assignments(assignments: int | list[int]) -> Q:
-    return Q(assignment_id=assignments) if isinstance(assignments, int) else Q(assignment_id__in=assignments)
-
-
-_ITEM_JUDGEMENTS = CompiledQuery(_judgements_with_known, assignments=int)
-_ITEM_TRAP_ANSWERS = CompiledQuery(_trap_answers_with_expected, assignments=int)
+def _answers_with_known(assignment_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
+    """The sentence answers (assignment, summary, sentence, answer, the sentence's gold label or None) and the trap
+    answers (assignment, trap, answer, the trap's expected answer) of these submitted assignments, in one statement:
+    a submission of a worker with answers against known labels reads its own item's (usually the only one not kept)."""
+    marks = ", ".join(["%s"] * len(assignment_ids))
+    judgement, gold = SentenceJudgement._meta.db_table, GoldLabel._meta.db_table
+    answer, trap = TrapAnswer._meta.db_table, Trap._meta.db_table
+    sql = f"""
+        SELECT 0, j.assignment_id, j.summary_id, j.sentence_index, j.factual,
+               (SELECT g.factual FROM {gold} g WHERE g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index LIMIT 1)
+        FROM {judgement} j WHERE j.assignment_id IN ({marks})
+        UNION ALL
+        SELECT 1, a.assignment_id, a.trap_id, NULL, a.factual, t.expected_factual
+        FROM {answer} a JOIN {trap} t ON t.id = a.trap_id WHERE a.assignment_id IN ({marks})"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*assignment_ids, *assignment_ids])
+        rows = cursor.fetchall()
+    known = [(a, s, i, bool(f), None if k is None else bool(k)) for is_trap, a, s, i, f, k in rows if not is_trap]
+    traps = [(a, t, bool(f), bool(k)) for is_trap, a, t, _, f, k in rows if is_trap]
+    return known, traps
 
 
 def predictable_answers_hold(participation: Participation, assignment: Assignment | None = None) -> str | None:

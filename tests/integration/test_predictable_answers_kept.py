@@ -53,6 +53,6 @@ def test_answers_are_read_once_per_item_and_again_when_gold_changes(django_captu
     participation = _participation(worker, campaign)
     with CaptureQueriesContext(connection) as queries:
         changed = worker_answers(participation)
-    assert len(queries) == 4  # the recent ids, then layouts, judgements and trap answers: nothing was kept
+    assert len(queries) == 3  # the recent ids, then layouts, and judgements with trap answers: nothing was kept
     assert sorted(a.known for a in changed if a.known is not None) == [False]
     assert [(a.factual, a.features) for a in changed] == [(a.factual, a.features) for a in answers]

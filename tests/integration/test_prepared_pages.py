@@ -209,13 +209,13 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings, d
     # of the assignment, with the item's reading words counted when the page was prepared and kept in the
     # layout by the claim (no read: every cycle has a new item, whose words no cache holds yet); a
     # worker with answers against known labels (this one: "factual" on erroneous traps) also has them compared
-    # with the page features (3: recent items, whose answers the cache keeps, and the submitted item's answers
-    # with known labels and its trap answers). The submit finds the campaign in the cache.
+    # with the page features (2: recent items, whose answers the cache keeps, and the submitted item's answers
+    # with known labels together with its trap answers). The submit finds the campaign in the cache.
     # page: the campaign comes with the participation and what the ledger owes the worker (shown on the page); the
     # prepared page with the claim's locked item; the new assignment and the item's live count in one statement;
     # the worker's first candidate claimed without a savepoint of its own (a contended one retries the claim), its
     # live assignments counted with its lock (read again only when that count and the stored one differ).
-    assert page_n <= 9 and submit_n <= 18, counts
+    assert page_n <= 9 and submit_n <= 17, counts
     # PostgreSQL binds the parameters (settings: server_side_binding), so each of the cycle's statements has one
     # text whatever the worker and item, and psycopg prepared it after its second run on this connection: the
     # claim's lock of the item and the submit's update of the assignment are parsed and planned once, not per cycle.
