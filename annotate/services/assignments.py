@@ -363,10 +363,11 @@ def _claim_item_unguarded(
         return None if wait or not Item.objects.filter(pk=item_id).exists() else _BUSY
     item.campaign = campaign
     # The real count under the lock decides; the stored count only found the candidate. The count read with the
-    # lock is that of the statement's snapshot, taken before the row was locked, while the stored count comes from
-    # the row's latest version; every writer of the stored count writes the real number under this lock. So when
-    # the two agree no claim committed since the snapshot (a close may have, which only makes the item look fuller
-    # than it is); when they differ, the real count is read again in a statement of its own, a fresh snapshot.
+    # lock is that of the statement's snapshot, taken before the row was locked (a claim that committed while this
+    # one waited is missing from it), while the stored count comes from the row's latest version, and every writer
+    # of the stored count writes the real number under this lock. So when the two agree the count is the real one;
+    # when they differ (a claim or close since the snapshot, or a stored count gone astray) the real count is read
+    # again in a statement of its own, with a fresh snapshot.
     live = item.live_now if item.live_now == item.live_count else (_LIVE_SLOTS.row(item_id=item.pk) or 0)
     if live >= slot_limit(campaign, item):
         if item.live_count == live:
