@@ -344,6 +344,15 @@ class Protocol(ABC):
         class when they differ in stratum, publicity or time)."""
         return []
 
+    def gold_tallies_statement(
+        self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+    ) -> tuple[str, list] | None:
+        """The SQL, with its parameters, of :meth:`gold_tallies` where the database counts them: rows of (expected
+        answer, answered right, public, data set, overlap band, submission time, count), which
+        ``annotate.services.quality.gold_tallies_of_rows`` turns into tallies. A submission then reads its gold and
+        trap answers in one round trip. None (the default): :meth:`gold_tallies` is called."""
+        return None
+
     def bonus_evidence(self, campaign: Campaign, *, kept: bool = False) -> int | None:
         """How many erroneous checks a worker's bonus can rest on in ``campaign``: gold the page does not give away
         and that is private (or public where the campaign accepts public labels); None when the protocol does

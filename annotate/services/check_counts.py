@@ -132,7 +132,8 @@ def count_submission(participation: Participation, assignment: Assignment) -> Ch
     submission's block and pay rules (:func:`~annotate.services.quality.submission_answers`).
 
     Called inside the submission with the participation locked and its ``items_submitted`` already counting
-    this item. Two queries (this submission's gold and trap answers) and one write; counts kept under an older
+    this item. One query (this submission's gold and trap answers; two for a protocol whose gold is not counted by
+    the database) and one write; counts kept under an older
     checks version, or not matching the items submitted before this one, are counted again from the history."""
     campaign = participation.campaign
     kept = _kept_counts(participation)

@@ -46,7 +46,7 @@ from taxonomies.frank import BY_CODE  # a plain data module
 from .checks_version import checks_changed
 from .errors import InvalidSubmission
 from .overlap import band_sql, record_overlaps, summary_sentences
-from .quality import worker_quality
+from .quality import gold_tallies_of_rows, worker_quality
 
 #: Imported judgements of one sentence needed before their majority is gold.
 MIN_IMPORTED_VOTES = 3
@@ -216,9 +216,20 @@ def sentence_gold_tallies(
     worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
 ) -> list[GoldTally]:
     """``Protocol.gold_tallies`` for sentence judgements: the worker's yes/no answers on gold sentences,
-    counted by the database per class, outcome, publicity, stratum (data set, overlap band) and submission,
-    since every submission asks again and a worker's history grows with each item. The query starts from the
-    worker's assignments (a submission stores its judgements under its assignment's worker), the selective index.
+    counted by the database per class, outcome, publicity, stratum (data set, overlap band) and submission
+    (:func:`sentence_gold_statement`)."""
+    sql, params = sentence_gold_statement(worker_id, campaign, until=until, assignment_id=assignment_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return gold_tallies_of_rows(cursor.fetchall())
+
+
+def sentence_gold_statement(
+    worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+) -> tuple[str, list]:
+    """``Protocol.gold_tallies_statement`` for sentence judgements: counted by the database, since every submission
+    asks again and a worker's history grows with each item. The query starts from the worker's assignments (a
+    submission stores its judgements under its assignment's worker), the selective index.
 
     Gold is scored on Yes/No only: which category a real error belongs to is where honest annotators disagree
     most (FRANK's own), and the category of imported gold is often unknown."""
@@ -237,12 +248,7 @@ def sentence_gold_tallies(
         JOIN {GoldLabel._meta.db_table} g ON g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
         GROUP BY 1, 2, 3, 4, 5, 6"""
-    with connection.cursor() as cursor:
-        cursor.execute(gold_sql, params)
-        return [
-            GoldTally(bool(expected), int(n) if correct else 0, int(n), public=bool(public), stratum=f"{dataset}/{band}", at=at)
-            for expected, correct, public, dataset, band, at, n in cursor.fetchall()
-        ]
+    return gold_sql, params
 
 
 class SentenceGold:
@@ -260,6 +266,11 @@ class SentenceGold:
         self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
     ) -> list[GoldTally]:
         return sentence_gold_tallies(worker_id, campaign, until=until, assignment_id=assignment_id)
+
+    def gold_tallies_statement(
+        self, worker_id: int, campaign: Campaign, *, until: datetime | None = None, assignment_id: int | None = None,
+    ) -> tuple[str, list] | None:
+        return sentence_gold_statement(worker_id, campaign, until=until, assignment_id=assignment_id)
 
     def bonus_evidence(self, campaign: Campaign, *, kept: bool = False) -> int | None:
         return bonus_evidence(campaign, kept=kept)

@@ -238,6 +238,14 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
     """The worker's submitted trap answers in the campaign (up to ``until``; of one assignment with
     ``assignment_id``), equal answers of one submission summed by the database (one row per class, outcome,
     trap weight and stratum)."""
+    sql, params = _trap_statement(worker_id, campaign, until=until, assignment_id=assignment_id)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [_trap_check(*row) for row in cursor.fetchall()]
+
+
+def _trap_statement(worker_id: int, campaign: Campaign, *, until: datetime | None, assignment_id: int | None) -> tuple[str, list]:
+    """The SQL of :func:`trap_checks` and its parameters; rows as :func:`_trap_check` takes them."""
     params: list = [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
     until_sql = ""
     if until is not None:
@@ -263,13 +271,27 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
         LEFT JOIN {tables['document']} ed ON ed.id = es.document_id
         WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"""
-    with connection.cursor() as cursor:
-        cursor.execute(trap_sql, params)
-        return [
-            Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n), from_page=source == TrapSource.MECHANICAL,
-                  public=bool(public), stratum=f"{dataset}/{band}", at=at)
-            for expected, correct, weight, source, public, dataset, band, at, n in cursor.fetchall()
-        ]
+    return trap_sql, params
+
+
+def _trap_check(expected, correct, weight, source, public, dataset, band, at, n) -> Check:
+    return Check(bool(expected), bool(correct), float(weight) * n, "trap", int(n), from_page=source == TrapSource.MECHANICAL,
+                 public=bool(public), stratum=f"{dataset}/{band}", at=at)
+
+
+def gold_tallies_of_rows(rows: Sequence[Sequence]) -> list[GoldTally]:
+    """The tallies of the rows of a protocol's ``gold_tallies_statement``: (expected answer, answered right, public,
+    data set, overlap band, submission time, count).
+
+    Examples
+    --------
+    >>> [(t.correct, t.total, t.stratum) for t in gold_tallies_of_rows([(False, True, False, "cnndm", 2, None, 3)])]
+    [(3, 3, 'cnndm/2')]
+    """
+    return [
+        GoldTally(bool(expected), int(n) if correct else 0, int(n), public=bool(public), stratum=f"{dataset}/{band}", at=at)
+        for expected, correct, public, dataset, band, at, n in rows
+    ]
 
 
 def _written_here_sql(column: str) -> tuple[str, list]:
@@ -304,8 +326,27 @@ def worker_checks(
     with ``assignment_id``): their answers on gold, as the campaign's protocol scores them
     (``Protocol.gold_tallies``), and their trap answers."""
     worker_id = worker if isinstance(worker, int) else worker.pk
-    tallies = protocol_for(campaign.kind).gold_tallies(worker_id, campaign, until=until, assignment_id=assignment_id)
-    return checks_from_tallies(tallies) + trap_checks(worker_id, campaign, until=until, assignment_id=assignment_id)
+    protocol = protocol_for(campaign.kind)
+    gold = protocol.gold_tallies_statement(worker_id, campaign, until=until, assignment_id=assignment_id)
+    if gold is None:
+        tallies = protocol.gold_tallies(worker_id, campaign, until=until, assignment_id=assignment_id)
+        return checks_from_tallies(tallies) + trap_checks(worker_id, campaign, until=until, assignment_id=assignment_id)
+    # The gold and the trap answers in one round trip: every submission reads its own, to add them to its counts.
+    gold_sql, gold_params = gold
+    trap_sql, trap_params = _trap_statement(worker_id, campaign, until=until, assignment_id=assignment_id)
+    sql = f"""
+        WITH gold(expected, correct, public, dataset, band, submitted, n) AS ({gold_sql}),
+        traps(expected, correct, weight, source, public, dataset, band, submitted, n) AS ({trap_sql})
+        SELECT 0, expected, correct, public, dataset, band, submitted, n, NULL, NULL FROM gold
+        UNION ALL
+        SELECT 1, expected, correct, public, dataset, band, submitted, n, weight, source FROM traps"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*gold_params, *trap_params])
+        rows = cursor.fetchall()
+    gold_rows = [row[1:8] for row in rows if not row[0]]
+    trap_rows = [(expected, correct, weight, source, public, dataset, band, at, n)
+                 for is_trap, expected, correct, public, dataset, band, at, n, weight, source in rows if is_trap]
+    return checks_from_tallies(gold_tallies_of_rows(gold_rows)) + [_trap_check(*row) for row in trap_rows]
 
 
 def worker_quality(
