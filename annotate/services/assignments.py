@@ -268,7 +268,7 @@ def _claim_in_transaction(
                 return None
             if first_try:
                 try:
-                    outcome = _claim_item_unguarded(ordered[0].pk, worker, campaign, protocol, network=network)
+                    outcome = _claim_item_unguarded(ordered[0].pk, worker, campaign, protocol, wait=False, network=network)
                 except IntegrityError as exc:  # the same worker's other request claimed it at the same moment
                     raise _Contended from exc
                 if isinstance(outcome, Assignment):
@@ -353,7 +353,7 @@ def _claim_item(
 
 
 def _claim_item_unguarded(
-    item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = False, network: str = "",
+    item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool, network: str = "",
 ) -> Assignment | object | None:
     """:func:`_claim_item` without its savepoint: the caller releases what it locked (``_FULL``: the item was full
     and its row stays locked) and handles a unique conflict (``IntegrityError``: the same worker's other request)."""

@@ -337,16 +337,15 @@ def worker_checks(
     sql = f"""
         WITH gold(expected, correct, public, dataset, band, submitted, n) AS ({gold_sql}),
         traps(expected, correct, weight, source, public, dataset, band, submitted, n) AS ({trap_sql})
-        SELECT 0, expected, correct, public, dataset, band, submitted, n, NULL, NULL FROM gold
+        SELECT 0, expected, correct, NULL, NULL, public, dataset, band, submitted, n FROM gold
         UNION ALL
-        SELECT 1, expected, correct, public, dataset, band, submitted, n, weight, source FROM traps"""
+        SELECT 1, expected, correct, weight, source, public, dataset, band, submitted, n FROM traps"""
     with connection.cursor() as cursor:
         cursor.execute(sql, [*gold_params, *trap_params])
         rows = cursor.fetchall()
-    gold_rows = [row[1:8] for row in rows if not row[0]]
-    trap_rows = [(expected, correct, weight, source, public, dataset, band, at, n)
-                 for is_trap, expected, correct, public, dataset, band, at, n, weight, source in rows if is_trap]
-    return checks_from_tallies(gold_tallies_of_rows(gold_rows)) + [_trap_check(*row) for row in trap_rows]
+    # Rows in the traps' columns; a gold row has no weight or source.
+    gold_rows = [(expected, correct, *rest) for is_trap, expected, correct, _, _, *rest in rows if not is_trap]
+    return checks_from_tallies(gold_tallies_of_rows(gold_rows)) + [_trap_check(*row[1:]) for row in rows if row[0]]
 
 
 def worker_quality(
