@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 from django.db import connections, router
-from django.db.models import Model, QuerySet
+from django.db.models import BooleanField, Func, Model, QuerySet
 from django.db.transaction import TransactionManagementError
 from django.utils.functional import cached_property
 
@@ -54,6 +54,47 @@ def insert_all_unless_present(instances: Sequence[Model], *, by: str) -> set[Any
     if not instances:
         return set()
     return set(_insert(instances, unless_present=True, returning=by))
+
+
+def insert_groups_unless_present(groups: Sequence[Sequence[Model]], *, by: str) -> list[set[Any]]:
+    """:func:`insert_all_unless_present` for groups of rows, each group of one model with the unique field ``by``,
+    in one statement on PostgreSQL (each group's insert a ``WITH`` of its own; elsewhere one statement a group):
+    for each group, the values of ``by`` inserted now. A submission's pay decisions and its ledger entries go in
+    together.
+
+    Examples
+    --------
+    >>> insert_groups_unless_present([[PayDecision(key="refused:7", ...)], [BonusEntry(key="pay:7", ...)]], by="key")  # doctest: +SKIP
+    [{'refused:7'}, {'pay:7'}]
+    """
+    written = [list(group) for group in groups]
+    nonempty = [n for n, group in enumerate(written) if group]
+    appended: list[set[Any]] = [set() for _ in written]
+    if not nonempty:
+        return appended
+    connection = _write_connection(written[nonempty[0]][0])
+    if connection.vendor != "postgresql" or len(nonempty) == 1:
+        for n in nonempty:
+            appended[n] = insert_all_unless_present(written[n], by=by)
+        return appended
+    parts = [_insert_statement(written[n], connection, unless_present=True, returning=by) for n in nonempty]
+    key = ("together unless present", tuple(part.key for part in parts))
+    sql = _STATEMENTS.get(key)
+    if sql is None:
+        ctes = ", ".join(f"w{n}(k, b) AS ({part.sql})" for n, part in enumerate(parts))
+        sql = f"WITH {ctes} " + " UNION ALL ".join(f"SELECT {n}, k::text, b::text FROM w{n}" for n in range(len(parts)))
+        if all(len(written[n]) <= _KEPT_ROW_COUNTS for n in nonempty):
+            _kept_statement(key, sql)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for part in parts for value in part.values])
+        returned = cursor.fetchall()
+    for position, pk, value in returned:  # a conflict returns no row
+        group = written[nonempty[position]]
+        field = group[0]._meta.get_field(by)
+        instance = next(instance for instance in group if str(getattr(instance, field.attname)) == value)
+        _stored(instance, instance._meta.pk.to_python(pk), connection.alias)
+        appended[nonempty[position]].add(getattr(instance, field.attname))
+    return appended
 
 
 def insert_row(instance: Model) -> None:
@@ -243,6 +284,38 @@ _STATEMENTS: dict[tuple, str] = {}
 _KEPT_ROW_COUNTS = 4  # inserts of at most this many rows keep their SQL (a submission appends two or three)
 _KEPT_TOGETHER_ROWS = 32  # writes together keep their SQL while each group has at most this many rows (an item's answers)
 _STATEMENT_LIMIT = 2048  # a submission's answers vary in number: kept up to a bound
+
+
+class LockedRowAsSeen(Func):
+    """In a ``SELECT … FOR UPDATE`` of ``model``'s rows: true when the row locked is the version the statement's
+    snapshot saw, so that no transaction which committed after the statement began has written it.
+
+    Under READ COMMITTED a statement that waits for a row lock returns the row's latest version but reads
+    everything else (its subqueries) as of its start: what a writer that held the lock committed meanwhile is
+    missing from them. Where every such writer also writes the locked row, a true value here says the
+    subqueries are complete; a false one, that they must be read again in a statement of their own. PostgreSQL
+    compares the locked version's ``xmin`` with that of the version the snapshot sees; the demo's SQLite has
+    one writer at a time, so the row is always as seen there.
+
+    Examples
+    --------
+    >>> Participation.objects.select_for_update().annotate(as_seen=LockedRowAsSeen(Participation))  # doctest: +SKIP
+    """
+
+    output_field = BooleanField()
+
+    def __init__(self, model: type[Model]) -> None:
+        super().__init__()
+        self.model = model
+
+    def as_sql(self, compiler, connection, **extra):
+        return "1", []
+
+    def as_postgresql(self, compiler, connection, **extra):
+        quote = compiler.quote_name_unless_alias
+        table, pk = self.model._meta.db_table, quote(self.model._meta.pk.column)
+        locked = quote(compiler.query.get_initial_alias())
+        return f"({locked}.xmin = (SELECT seen.xmin FROM {quote(table)} seen WHERE seen.{pk} = {locked}.{pk}))", []
 
 
 class CompiledQuery:

@@ -8,12 +8,14 @@ Services here: the entity check, storing a submission, scoring trap/tutorial/qua
 """
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.conf import settings
+from django.db.models import Aggregate, OuterRef, Subquery, TextField
 from django.urls import reverse
 from django.utils import timezone
 
@@ -455,6 +457,9 @@ class FrankProtocol(SentenceGold, Protocol):
     assignment_relations: ClassVar[tuple[str, ...]] = ("entity_answer",)
     claimed_item_relations: ClassVar[tuple[str, ...]] = ("document__prepared_page",)
 
+    def submission_annotations(self) -> dict[str, Any]:
+        return {"item_trap_expectations": _item_trap_expectations()}
+
     def assignment_details(self, assignment: Assignment) -> dict[str, Any]:
         answer = entity_answer(assignment)
         return {"entity_choice": None if answer is None else answer.choice, "entity_correct": None if answer is None else answer.correct}
@@ -503,12 +508,12 @@ class FrankProtocol(SentenceGold, Protocol):
             if judgement.lead_time_seconds is not None:
                 # Rounded down to the millisecond, so that scaled times never add up to more than ``elapsed``.
                 judgement.lead_time_seconds = math.floor(judgement.lead_time_seconds * scale * 1000) / 1000
-        traps = Trap.objects.in_bulk([t for t, _, _ in trap_rows])  # no query without traps
+        expected = _trap_expectations(assignment, [t for t, _, _ in trap_rows])
         answers = []
         for trap_id, factual, categories in trap_rows:
-            trap = traps[trap_id]
-            ok = trap_answer_correct(trap.expected_factual, trap.expected_category, factual, categories)
-            answers.append(TrapAnswer(assignment=assignment, trap=trap, factual=factual, categories=categories, correct=ok))
+            expected_factual, expected_category = expected[trap_id]
+            ok = trap_answer_correct(expected_factual, expected_category, factual, categories)
+            answers.append(TrapAnswer(assignment=assignment, trap_id=trap_id, factual=factual, categories=categories, correct=ok))
         # The reading check's answer, the sentence answers and the trap answers: one round trip on PostgreSQL.
         write_together(insert=[[reading_answer] if reading_answer is not None else [], judgements, answers])
         correct = sum(a.correct for a in answers)
@@ -522,3 +527,34 @@ class FrankProtocol(SentenceGold, Protocol):
             reading_checks=reading_checks, reading_check_failures=reading_check_failures,
             extra={"seconds_per_sentence": round(per_sentence, 2)},
         )
+
+
+class _TrapExpectationRows(Aggregate):
+    """The rows aggregated as JSON text: ``[[trap id, expected factual, expected category], ...]``."""
+
+    function = "JSON_AGG"
+    template = "CAST(%(function)s(JSON_BUILD_ARRAY(%(expressions)s)) AS TEXT)"
+    output_field = TextField()
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return super().as_sql(compiler, connection, function="JSON_GROUP_ARRAY", template="%(function)s(JSON_ARRAY(%(expressions)s))", **extra)
+
+
+def _item_trap_expectations() -> Subquery:
+    """The expected answers of the traps of the locked assignment's document (``_trap_expectations`` reads them):
+    read with the submission's lock instead of in a query of their own."""
+    traps = (Trap.objects.filter(document_id=OuterRef("item__document_id")).order_by().values("document_id")
+             .annotate(rows=_TrapExpectationRows("id", "expected_factual", "expected_category")).values("rows"))
+    return Subquery(traps)
+
+
+def _trap_expectations(assignment: Assignment, trap_ids: list[int]) -> dict[int, tuple[bool, str]]:
+    """Each trap's expected answer and error category, by trap id: from what the submission's lock read with the
+    assignment (``item_trap_expectations``), else (an assignment loaded otherwise, a trap not of its document) one
+    query; none without traps."""
+    kept = getattr(assignment, "item_trap_expectations", None)
+    expected = {row[0]: (bool(row[1]), row[2]) for row in json.loads(kept)} if kept else {}
+    missing = [trap_id for trap_id in trap_ids if trap_id not in expected]
+    if missing:
+        expected.update((trap.pk, (trap.expected_factual, trap.expected_category)) for trap in Trap.objects.filter(pk__in=missing))
+    return expected

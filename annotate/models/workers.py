@@ -52,6 +52,9 @@ class Participation(models.Model):
     entity_checks = models.PositiveIntegerField(default=0)
     entity_failures = models.PositiveIntegerField(default=0)
     items_submitted = models.PositiveIntegerField(default=0)
+    # Written by every claim with its new assignment, under the participation's lock: the claim that waits for
+    # that lock sees the row changed, so it knows to look again for the live assignment the other claim made.
+    items_claimed = models.PositiveIntegerField(default=0, help_text="Items handed to the worker (claims); beside items submitted, those abandoned or in progress.")
     too_fast_items = models.PositiveIntegerField(default=0, help_text="Submitted items faster than the campaign's minimum time (server clock).")
     bonus_items = models.PositiveIntegerField(default=0, help_text="Items submitted while the trap score met the bonus threshold.")
     # Pay held for an admin's review (a consistently fast worker): see services/pay_rules.py.

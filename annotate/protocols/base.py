@@ -254,6 +254,13 @@ class Protocol(ABC):
     #: (``select_related``) wherever the shared code loads an assignment of this kind, so reading them costs no query.
     assignment_relations: ClassVar[tuple[str, ...]] = ()
 
+    def submission_annotations(self) -> dict[str, Any]:
+        """Expressions read with a submission's lock of an assignment of this kind, each set as an attribute of the
+        locked assignment that ``store_submission`` reads (FRANK: the expected answers of its item's traps), where
+        it would otherwise read them in a query of its own. Called once per kind, when that lock's query is
+        compiled; the default adds nothing."""
+        return {}
+
     def assignment_details(self, assignment: Assignment) -> dict[str, Any]:
         """What the protocol records about ``assignment`` beside the shared fields, JSON-ready, for admins (the
         API's assignments list); read through ``assignment_relations``, never gold."""

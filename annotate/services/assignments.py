@@ -38,7 +38,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import Protocol, SubmissionResult, protocol_for
-from annotate.rows import CompiledQueries, CompiledQuery, unique_row, write_together
+from annotate.rows import CompiledQueries, CompiledQuery, LockedRowAsSeen, unique_row, write_together
 from factlab.jobs import ITEM_SUBMISSIONS_LOCK
 
 from .adaptive import open_items_filter, schedule_refit, slot_limit
@@ -50,7 +50,7 @@ from .errors import AssignmentClosed, InvalidSubmission, NotEligible, NotYourAss
 from .independence import tally_submission_pairs
 from .live_counts import close_assignments
 from .participation import apply_quality_rules, block_participation, eligibility_problem, get_participation, reading_check_block_reason
-from .pay_rules import refuse_pay_of_blocking_submission
+from .pay_rules import refuse_pay_of_blocking_submission, unsettled_pending_pay
 
 CANDIDATE_WINDOW = 25
 CANDIDATE_ROUNDS = 4
@@ -229,9 +229,18 @@ def request_assignment(
     return assignment
 
 
+# The claim's lock of the participation, with the claims counted so far and the id of the worker's live assignment
+# in the campaign. That id is read as the statement began, so it is trusted only when the row locked is the one
+# seen then (every claim writes the row with its new assignment: a claim that committed while this one waited
+# changed it); otherwise the claim looks again in a statement of its own.
 _PARTICIPATION_LOCK = CompiledQuery(
-    lambda participation_id: Participation.objects.select_for_update().filter(pk=participation_id).values_list("pk"),
-    participation_id=int,
+    lambda participation_id, now: Participation.objects.select_for_update(of=("self",)).annotate(
+        live_assignment=Subquery(Assignment.objects.filter(
+            worker_id=OuterRef("worker_id"), item__campaign_id=OuterRef("campaign_id"), status=AssignmentStatus.ACTIVE, expires_at__gte=now,
+        ).values("pk")[:1]),
+        as_seen=LockedRowAsSeen(Participation),
+    ).filter(pk=participation_id).values_list("items_claimed", "live_assignment", "as_seen"),
+    participation_id=int, now=datetime,
 )
 
 
@@ -255,8 +264,17 @@ def _claim_in_transaction(
     with transaction.atomic():
         # One claim at a time per worker and campaign (the participation row lock): requests from several
         # tabs at once would otherwise each claim a different item and hold several slots.
-        _PARTICIPATION_LOCK.rows(participation_id=participation.pk)
-        existing = current_assignment(worker, campaign)
+        participation.worker, participation.campaign = worker, campaign
+        locked = _PARTICIPATION_LOCK.row(participation_id=participation.pk, now=timezone.now())
+        if locked is None:
+            raise Participation.DoesNotExist(f"no participation row with key {participation.pk!r}")
+        participation.items_claimed, live_assignment, as_seen = locked
+        if not as_seen:
+            existing = current_assignment(worker, campaign)
+        elif live_assignment is not None:
+            existing = _assignment_query(campaign.kind).row(assignment_id=live_assignment)
+        else:
+            existing = None
         if existing is not None:
             return existing
         # Under load the whole window can fill up between the query and the row locks (other workers
@@ -268,7 +286,7 @@ def _claim_in_transaction(
                 return None
             if first_try:
                 try:
-                    outcome = _claim_item_unguarded(ordered[0].pk, worker, campaign, protocol, wait=False, network=network)
+                    outcome = _claim_item_unguarded(ordered[0].pk, participation, protocol, wait=False, network=network)
                 except IntegrityError as exc:  # the same worker's other request claimed it at the same moment
                     raise _Contended from exc
                 if isinstance(outcome, Assignment):
@@ -279,13 +297,13 @@ def _claim_in_transaction(
             # is full are those items tried again, waiting for their lock.
             busy = []
             for candidate in ordered:
-                outcome = _claim_item(candidate.pk, worker, campaign, protocol, wait=False, network=network)
+                outcome = _claim_item(candidate.pk, participation, protocol, wait=False, network=network)
                 if isinstance(outcome, Assignment):
                     return outcome
                 if outcome is _BUSY:
                     busy.append(candidate.pk)
             for item_id in busy:
-                outcome = _claim_item(item_id, worker, campaign, protocol, wait=True, network=network)
+                outcome = _claim_item(item_id, participation, protocol, wait=True, network=network)
                 if isinstance(outcome, Assignment):
                     return outcome
     return None
@@ -333,13 +351,13 @@ _FULL = object()  # _claim_item_unguarded: the item has no free slot and its row
 
 
 def _claim_item(
-    item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool = True, network: str = "",
+    item_id: int, participation: Participation, protocol: Protocol, *, wait: bool = True, network: str = "",
 ) -> Assignment | object | None:
     """Assign the item to the worker under its row lock; None when it is full, gone or already theirs,
     ``_BUSY`` when another request holds its lock and ``wait`` is False (``SELECT … FOR UPDATE SKIP LOCKED``)."""
     try:
         with transaction.atomic():
-            outcome = _claim_item_unguarded(item_id, worker, campaign, protocol, wait=wait, network=network)
+            outcome = _claim_item_unguarded(item_id, participation, protocol, wait=wait, network=network)
             if outcome is _FULL:
                 raise _ReleaseRowLock
             return outcome
@@ -353,10 +371,12 @@ def _claim_item(
 
 
 def _claim_item_unguarded(
-    item_id: int, worker: Worker, campaign: Campaign, protocol: Protocol, *, wait: bool, network: str = "",
+    item_id: int, participation: Participation, protocol: Protocol, *, wait: bool, network: str = "",
 ) -> Assignment | object | None:
     """:func:`_claim_item` without its savepoint: the caller releases what it locked (``_FULL``: the item was full
-    and its row stays locked) and handles a unique conflict (``IntegrityError``: the same worker's other request)."""
+    and its row stays locked) and handles a unique conflict (``IntegrityError``: the same worker's other request).
+    ``participation``: the worker's, locked by the claim, with its ``items_claimed`` as read under that lock."""
+    worker, campaign = participation.worker, participation.campaign
     # The document comes along (without its long texts: the prepared page has what the layout needs).
     item = _locked_item_query(campaign.kind, wait=wait).row(item_id=item_id)
     if item is None:
@@ -382,8 +402,11 @@ def _claim_item_unguarded(
     )
     protocol.prepare_assignment(assignment)
     item.live_count = live + 1
-    # One round trip; a unique conflict (the same worker's other request) raises, as save() does.
-    write_together(insert=[[assignment]], update=[(item, ["live_count"])])
+    # One round trip; a unique conflict (the same worker's other request) raises, as save() does. The participation's
+    # count of claims is written too, which tells a claim that waited for its lock to look again (_PARTICIPATION_LOCK).
+    claimed = Participation(pk=participation.pk, items_claimed=participation.items_claimed + 1)
+    write_together(insert=[[assignment]], update=[(item, ["live_count"]), (claimed, ["items_claimed"])])
+    participation.items_claimed = claimed.items_claimed
     protocol.assignment_claimed(assignment)
     return assignment
 
@@ -403,9 +426,13 @@ def release_assignment(assignment: Assignment) -> None:
     close_assignments(Assignment.objects.filter(pk=assignment.pk), AssignmentStatus.RELEASED)
 
 
-# The participation's counts of checked answers come along (not locked: only its holders write them).
+# The participation's counts of checked answers come along (not locked: only its holders write them), and
+# whether pay held until its score existed is still to be settled (read as the statement began: trusted only
+# when the row locked is the one seen then, since each submission, the only writer of such pay, also writes
+# the participation).
 _LOCKED_PARTICIPATION = CompiledQuery(
     lambda worker_id, campaign_id: Participation.objects.select_for_update(of=("self",)).select_related("checked_counts")
+    .annotate(pending_pay_seen=unsettled_pending_pay(), as_seen=LockedRowAsSeen(Participation))
     .filter(worker_id=worker_id, campaign_id=campaign_id)[:1],
     worker_id=int, campaign_id=int,
 )
@@ -429,16 +456,19 @@ class _ItemSubmissionTurn(Func):
 
 
 def _locked_assignment_query(kind: str) -> CompiledQuery:
-    """The worker's assignment in a campaign of this kind, locked, with its item, campaign and the protocol's
-    relations (compiled once per kind); for a protocol with sentence answers, the item's turn taken in the same
-    statement (no round trip of its own)."""
+    """The worker's assignment in a campaign of this kind, locked, with its item, campaign, the protocol's
+    relations and its ``submission_annotations`` (compiled once per kind); for a protocol with sentence answers,
+    the item's turn taken in the same statement (no round trip of its own)."""
     protocol = protocol_for(kind)
-    return _LOCKED_ASSIGNMENT.get(kind, lambda: _locked_assignment_with(protocol.assignment_relations, item_turn=protocol.labels_sentences))
+    return _LOCKED_ASSIGNMENT.get(kind, lambda: _locked_assignment_with(
+        protocol.assignment_relations, item_turn=protocol.labels_sentences, annotations=protocol.submission_annotations()))
 
 
-def _locked_assignment_with(relations: tuple[str, ...], *, item_turn: bool) -> CompiledQuery:
+def _locked_assignment_with(relations: tuple[str, ...], *, item_turn: bool, annotations: dict[str, Any]) -> CompiledQuery:
     def build(assignment_id, worker_id, campaign_id):
         locked = Assignment.objects.select_for_update(of=("self",)).select_related("item__campaign", *relations)
+        if annotations:
+            locked = locked.annotate(**annotations)
         if item_turn:
             locked = locked.annotate(item_turn=_ItemSubmissionTurn(F("item_id")))
         return locked.filter(pk=assignment_id, worker_id=worker_id, item__campaign_id=campaign_id)[:1]
@@ -467,6 +497,7 @@ def lock_worker_assignment(assignment_id: int, worker: Worker, campaign: Campaig
     participation = _LOCKED_PARTICIPATION.row(worker_id=worker.pk, campaign_id=campaign_id)
     if participation is None:  # no participation: no assignment of this worker in that campaign
         raise missing
+    participation.may_have_pending_pay = participation.pending_pay_seen or not participation.as_seen
     assignment = _locked_assignment_query(kind).row(assignment_id=assignment_id, worker_id=worker.pk, campaign_id=campaign_id)
     if assignment is None:
         raise missing

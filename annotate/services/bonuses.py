@@ -25,10 +25,10 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import protocol_for
-from annotate.rows import CompiledQuery, add_to_column
+from annotate.rows import CompiledQuery, add_to_column, insert_groups_unless_present
 from annotate.safe_csv import SafeCsvWriter
 
-from .ledger import add_ledger_entry, append_ledger_entries, ledger_entry, owed_in_campaign
+from .ledger import add_ledger_entry, ledger_entry, owed_in_campaign
 from .participation import reading_check_screen_outs
 from .pay_rules import defer_pay, judge_submission
 
@@ -56,7 +56,8 @@ def award_submission_pay_and_bonus(participation: Participation, assignment: Ass
                    else f"balanced control score {verdict.score:.2f} >= {campaign.bonus_min_score:.2f}")
         entries.append(ledger_entry(key=item_key, participation=participation, assignment=assignment, amount=campaign.bonus_per_item,
                                     reason=f"item submitted with {quality}"[:200]))
-    appended = append_ledger_entries(entries)
+    # The verdict's decisions (a bonus refused) and the entries: one statement.
+    _, appended = insert_groups_unless_present([verdict.decisions, [entry for entry in entries if entry is not None]], by="key")
     written = [key for key in (pay_key, item_key) if key in appended]
     if item_key in appended:
         add_to_column(participation, "bonus_items", 1)

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Exists, OuterRef, Q, Sum, Value
+from django.db.models.functions import Concat
 from django.utils import timezone
 
 from annotate.models import (
@@ -71,6 +72,8 @@ class Verdict:
     held: bool
     bonus_refusal: str | None
     score: float | None
+    #: Decisions of a submission that is not held, unwritten: the caller appends them with its ledger entries.
+    decisions: tuple[PayDecision, ...] = ()
 
     @property
     def bonus_allowed(self) -> bool:
@@ -163,12 +166,28 @@ _PENDING_HOLDS = CompiledQuery(
 )
 
 
+def unsettled_pending_pay() -> Exists:
+    """Whether the participation (the outer query's row) has pay held until its score existed and not yet paid or
+    refused: for the submission's lock of the participation, which so tells :func:`settle_pending_pay` (almost
+    always) that there is nothing to settle without a query of its own."""
+    settled = PayDecision.objects.filter(
+        Q(key=Concat(Value("released:"), OuterRef("key"))) | Q(key=Concat(Value("refused:"), OuterRef("key"))))
+    return Exists(PayDecision.objects.filter(
+        worker_id=OuterRef("worker_id"), campaign_id=OuterRef("campaign_id"), kind=PayDecisionKind.HELD,
+        key__startswith=f"{PENDING_PAY_PREFIX}:",
+    ).filter(~Exists(settled)))
+
+
 def settle_pending_pay(participation: Participation, *, refuse: str | None = None) -> Decimal:
     """Pay the worker's items held until their score existed (``refuse``: refuse them instead, with this reason).
     Each held item is settled once (unique keys); returns the amount paid now.
 
     Called inside the submission with the participation locked, so the keys read here cannot be written
-    meanwhile; the settlement is two inserts however many items were held (a submit's cost stays fixed)."""
+    meanwhile; the settlement is two inserts however many items were held (a submit's cost stays fixed).
+    A participation whose ``may_have_pending_pay`` is False (its lock found none: ``lock_worker_assignment``)
+    has nothing to settle, and no query is run."""
+    if getattr(participation, "may_have_pending_pay", True) is False:
+        return Decimal("0.00")
     held = _PENDING_HOLDS.rows(worker_id=participation.worker_id, campaign_id=participation.campaign_id)
     if not held:
         return Decimal("0.00")
@@ -193,7 +212,8 @@ def settle_pending_pay(participation: Participation, *, refuse: str | None = Non
 
 
 def judge_submission(participation: Participation, assignment: Assignment, *, just_submitted: bool = False) -> Verdict:
-    """Decide, once, what a submitted assignment may be paid, recording every amount withheld with its reason.
+    """Decide, once, what a submitted assignment may be paid, recording every amount withheld with its reason
+    (a paid submission's refusals in ``Verdict.decisions``, which its caller appends with the ledger entries).
 
     Called with the participation locked (inside the submission); its counters already include this item.
     A submission that already has ledger entries (a recomputation) is judged again but never held now;
@@ -226,6 +246,7 @@ def judge_submission(participation: Participation, assignment: Assignment, *, ju
             if refusal is not None and campaign.bonus_per_item > 0:
                 decide(f"refused:{assignment.pk}", PayDecisionKind.REFUSED, campaign.bonus_per_item, refusal)
             insert_all_unless_present(decisions, by="key")
+            participation.may_have_pending_pay = True
             return Verdict(held=True, bonus_refusal=refusal, score=score)
         settle_pending_pay(participation)
     if hold is not None:
@@ -237,8 +258,11 @@ def judge_submission(participation: Participation, assignment: Assignment, *, ju
             decide(f"held-bonus:{assignment.pk}", PayDecisionKind.HELD, campaign.bonus_per_item, f"item bonus held for review: {hold}")
     if refusal is not None and campaign.bonus_per_item > 0:
         decide(f"refused:{assignment.pk}", PayDecisionKind.REFUSED, campaign.bonus_per_item, refusal)
-    insert_all_unless_present(decisions, by="key")
-    return Verdict(held=hold is not None, bonus_refusal=refusal, score=score)
+    if hold is not None:
+        insert_all_unless_present(decisions, by="key")
+        return Verdict(held=True, bonus_refusal=refusal, score=score)
+    # Paid: the decisions go into the ledger's statement (award_submission_pay_and_bonus), one round trip for both.
+    return Verdict(held=False, bonus_refusal=refusal, score=score, decisions=tuple(decisions))
 
 
 def refuse_pay_of_blocking_submission(participation: Participation, assignment: Assignment, block_reason: str) -> None:

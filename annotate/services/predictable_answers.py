@@ -36,13 +36,13 @@ from annotate.models import (
     Assignment,
     AssignmentStatus,
     GoldLabel,
+    Item,
     Participation,
     SentenceJudgement,
     Trap,
     TrapAnswer,
 )
 from annotate.protocols import protocol_for
-from annotate.rows import CompiledQuery
 
 from .quality import scored_checks
 
@@ -161,15 +161,6 @@ def predictable_evidence(answers: Sequence[Answer]) -> str | None:
     return None
 
 
-# The worker's latest submitted assignments in a campaign: read by every submission, so compiled once.
-_RECENT_ITEMS = CompiledQuery(
-    lambda worker_id, campaign_id: Assignment.objects.filter(
-        worker_id=worker_id, item__campaign_id=campaign_id, status=AssignmentStatus.SUBMITTED,
-    ).order_by("-submitted_at").values_list("pk", flat=True)[:RECENT_ITEMS],
-    worker_id=int, campaign_id=int,
-)
-
-
 def worker_answers(participation: Participation, submitted: Assignment | None = None) -> list[Answer]:
     """The worker's answers of their last :data:`RECENT_ITEMS` items in the campaign (trap answers included),
     with their sentences' page features and known labels; sentences whose layout has no features (laid out
@@ -177,16 +168,19 @@ def worker_answers(participation: Participation, submitted: Assignment | None = 
 
     An item's answers are read once and kept in the cache under the campaign's checks version (raised by
     every change of gold or traps, the only thing about a submitted item's answers that changes): a
-    submission reads the ids of the recent items, the kept answers in one round trip, and from the database
-    only the items not kept yet (usually just the one submitted, ``submitted``, whose layout it has), instead
-    of every recent layout."""
-    recent = _RECENT_ITEMS.rows(worker_id=participation.worker_id, campaign_id=participation.campaign_id)
+    submission reads the ids of the recent items together with the answers of its own item (``submitted``,
+    whose layout it has, and which no cache holds yet) in one statement, then the kept answers in one round
+    trip, and from the database only the other items not kept yet, instead of every recent layout."""
+    recent, first_read = _recent_items_with_answers(participation, submitted)
     version = participation.campaign.checks_version
     keys = {assignment_id: f"factlab:answer-rows:{assignment_id}:{version}" for assignment_id in recent}
-    kept = cache.get_many(list(keys.values()))
+    unread = [keys[assignment_id] for assignment_id in recent if assignment_id not in first_read]
+    kept = cache.get_many(unread) if unread else {}
     by_item = {assignment_id: [Answer._make(row) for row in kept[key]] for assignment_id, key in keys.items() if key in kept}
     known_layouts = {submitted.pk: submitted.layout} if submitted is not None else {}
-    read = _answers_by_item([assignment_id for assignment_id in recent if assignment_id not in by_item], known_layouts)
+    read = {**_answers_by_item(list(first_read), known_layouts, first_read),
+            **_answers_by_item([assignment_id for assignment_id in recent if assignment_id not in by_item and assignment_id not in first_read],
+                               known_layouts)}
     if read:
         # Kept once the caller's transaction commits: a submission rolled back (its item read here as submitted)
         # leaves nothing behind that its retry with other answers would be judged by.
@@ -196,9 +190,12 @@ def worker_answers(participation: Participation, submitted: Assignment | None = 
     return [answer for assignment_id in recent for answer in by_item[assignment_id]]
 
 
-def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) -> dict[int, list[Answer]]:
+def _answers_by_item(
+    assignment_ids: list[int], known_layouts: dict[int, dict], rows: dict[int, tuple[list[tuple], list[tuple]]] | None = None,
+) -> dict[int, list[Answer]]:
     """The answers of these submitted assignments with their page features and known labels, by assignment (an
-    empty list for one without features): one query, and another for the layouts not in ``known_layouts``."""
+    empty list for one without features): one query (none when ``rows`` has them: what
+    :func:`_answers_with_known` reads, by assignment), and another for the layouts not in ``known_layouts``."""
     if not assignment_ids:
         return {}
     layouts = {assignment_id: known_layouts[assignment_id] for assignment_id in assignment_ids if assignment_id in known_layouts}
@@ -214,7 +211,11 @@ def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) 
             if row.get("trap") and row.get("trap_at") is not None and row["trap_at"] < len(shown):
                 trap_features[(assignment_id, row["trap"])] = features[(assignment_id, row["summary"], row["trap_at"])]
     answers: dict[int, list[Answer]] = {assignment_id: [] for assignment_id in layouts}
-    judgements, traps = _answers_with_known(list(layouts))
+    if rows is None:
+        judgements, traps = _answers_with_known(list(layouts))
+    else:
+        judgements = [row for assignment_id in layouts for row in rows[assignment_id][0]]
+        traps = [row for assignment_id in layouts for row in rows[assignment_id][1]]
     for a, s, i, factual, known in judgements:
         if (a, s, i) in features:
             answers[a].append(Answer(factual, features[(a, s, i)], known))
@@ -224,26 +225,61 @@ def _answers_by_item(assignment_ids: list[int], known_layouts: dict[int, dict]) 
     return answers
 
 
-def _answers_with_known(assignment_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
-    """The sentence answers (assignment, summary, sentence, answer, the sentence's gold label or None) and the trap
-    answers (assignment, trap, answer, the trap's expected answer) of these submitted assignments, in one statement:
-    a submission of a worker with answers against known labels reads its own item's (usually the only one not kept)."""
-    marks = ", ".join(["%s"] * len(assignment_ids))
+def _answers_sql(where: str) -> str:
+    """The sentence answers (0, assignment, summary, sentence, answer, the sentence's gold label or None) and the
+    trap answers (1, assignment, trap, None, answer, the trap's expected answer) of the assignments whose id
+    matches ``where`` (SQL after the column), in one ``UNION ALL``."""
     judgement, gold = SentenceJudgement._meta.db_table, GoldLabel._meta.db_table
     answer, trap = TrapAnswer._meta.db_table, Trap._meta.db_table
-    sql = f"""
+    return f"""
         SELECT 0, j.assignment_id, j.summary_id, j.sentence_index, j.factual,
                (SELECT g.factual FROM {gold} g WHERE g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index LIMIT 1)
-        FROM {judgement} j WHERE j.assignment_id IN ({marks})
+        FROM {judgement} j WHERE j.assignment_id {where}
         UNION ALL
         SELECT 1, a.assignment_id, a.trap_id, NULL, a.factual, t.expected_factual
-        FROM {answer} a JOIN {trap} t ON t.id = a.trap_id WHERE a.assignment_id IN ({marks})"""
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*assignment_ids, *assignment_ids])
-        rows = cursor.fetchall()
-    known = [(a, s, i, bool(f), None if k is None else bool(k)) for is_trap, a, s, i, f, k in rows if not is_trap]
-    traps = [(a, t, bool(f), bool(k)) for is_trap, a, t, _, f, k in rows if is_trap]
+        FROM {answer} a JOIN {trap} t ON t.id = a.trap_id WHERE a.assignment_id {where}"""
+
+
+def _answer_rows(rows: list[tuple]) -> tuple[list[tuple], list[tuple]]:
+    """:func:`_answers_sql`'s rows as (sentence answers, trap answers), each as :func:`_answers_by_item` reads them."""
+    known = [(a, s, i, bool(f), None if k is None else bool(k)) for is_trap, a, s, i, f, k in rows if is_trap == 0]
+    traps = [(a, t, bool(f), bool(k)) for is_trap, a, t, _, f, k in rows if is_trap == 1]
     return known, traps
+
+
+def _answers_with_known(assignment_ids: list[int]) -> tuple[list[tuple], list[tuple]]:
+    """The sentence answers (assignment, summary, sentence, answer, the sentence's gold label or None) and the trap
+    answers (assignment, trap, answer, the trap's expected answer) of these submitted assignments, in one statement."""
+    marks = ", ".join(["%s"] * len(assignment_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(_answers_sql(f"IN ({marks})"), [*assignment_ids, *assignment_ids])
+        return _answer_rows(cursor.fetchall())
+
+
+def _recent_items_with_answers(
+    participation: Participation, submitted: Assignment | None,
+) -> tuple[list[int], dict[int, tuple[list[tuple], list[tuple]]]]:
+    """The ids of the worker's latest :data:`RECENT_ITEMS` submitted assignments in the campaign (latest first) and,
+    in the same statement, the answers with known labels (:func:`_answers_with_known`) of ``submitted`` when it
+    is one of them (a submission's own item, which no cache holds yet), by assignment."""
+    assignment, item = Assignment._meta.db_table, Item._meta.db_table
+    submitted_id = submitted.pk if submitted is not None else None
+    sql = f"""
+        WITH recent AS (
+            SELECT a.id, ROW_NUMBER() OVER (ORDER BY a.submitted_at DESC) AS position
+            FROM {assignment} a JOIN {item} i ON i.id = a.item_id
+            WHERE a.worker_id = %s AND i.campaign_id = %s AND a.status = %s
+            ORDER BY a.submitted_at DESC LIMIT {RECENT_ITEMS})
+        {_answers_sql("IN (SELECT id FROM recent WHERE id = %s)")}
+        UNION ALL
+        SELECT 2, id, position, NULL, NULL, NULL FROM recent"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [participation.worker_id, participation.campaign_id, AssignmentStatus.SUBMITTED, submitted_id, submitted_id])
+        rows = cursor.fetchall()
+    recent = [assignment_id for _, assignment_id in sorted((row[2], row[1]) for row in rows if row[0] == 2)]
+    answered = [row for row in rows if row[0] != 2]
+    first_read = {submitted_id: _answer_rows(answered)} if submitted_id in recent else {}
+    return recent, first_read
 
 
 def predictable_answers_hold(participation: Participation, assignment: Assignment | None = None) -> str | None:

@@ -13,11 +13,13 @@ from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotate.models import Assignment, AssignmentStatus, Item
+from annotate.models import Assignment, AssignmentStatus, Item, Participation
 from annotate.services.assignments import request_assignment, submit_assignment
+from annotate.services.participation import get_participation
 from tests.factories import make_campaign, make_document, make_worker
 from tests.guarantee_support import (
     duplicate_worker_items,
@@ -40,15 +42,15 @@ def _campaign(items: int, redundancy: int):
 
 
 @contextmanager
-def item_locked_elsewhere(item_id: int, while_locked=lambda: None):
-    """Another transaction, in a thread of its own, holds the item's row lock (having run ``while_locked`` under it)
-    until the block ends, then commits; yields the event that releases it sooner."""
+def row_locked_elsewhere(model, pk: int, while_locked=lambda: None):
+    """Another transaction, in a thread of its own, holds the row lock of ``model``'s row ``pk`` (having run
+    ``while_locked`` under it) until the block ends, then commits; yields the event that releases it sooner."""
     locked, release = threading.Event(), threading.Event()
 
     def hold():
         try:
             with transaction.atomic():
-                Item.objects.select_for_update().get(pk=item_id)
+                model.objects.select_for_update().get(pk=pk)
                 while_locked()
                 locked.set()
                 release.wait(10)
@@ -63,6 +65,27 @@ def item_locked_elsewhere(item_id: int, while_locked=lambda: None):
     finally:
         release.set()
         holder.join(10)
+
+
+def waits_for_the_lock(release: threading.Event, work) -> list:
+    """Run ``work`` in a thread of its own (its own connection) while another transaction holds a row lock it needs:
+    it must still be waiting half a second later; then the lock is released (``release``) and its result returned
+    (in a list: empty when it raised)."""
+    outcome: list = []
+
+    def run():
+        try:
+            outcome.append(work())
+        finally:
+            connection.close()
+
+    waiter = threading.Thread(target=run)
+    waiter.start()
+    time.sleep(0.5)
+    assert waiter.is_alive()  # waiting for the lock
+    release.set()
+    waiter.join(10)
+    return outcome
 
 
 def test_concurrent_requests_never_exceed_redundancy_and_fill_every_slot():
@@ -190,19 +213,14 @@ def test_a_claim_skips_an_item_another_request_is_claiming_and_waits_only_when_n
     campaign = _campaign(items=2, redundancy=1)
     prepare_campaign(campaign)  # as after an import: the claim itself then does no NLP
     first, second = list(campaign.items.order_by("position", "id"))
-    with item_locked_elsewhere(first.pk) as release:
+    with row_locked_elsewhere(Item, first.pk) as release:
         started = time.monotonic()
         assignment = request_assignment(make_worker(), campaign)
         assert assignment.item_id == second.pk and time.monotonic() - started < 5  # the holder keeps its lock 10 s
         # Now the only free item is the locked one: the next claim waits for its lock, then gets it.
-        waiter_result: list = []
-        waiter = threading.Thread(target=lambda: waiter_result.append(_claim_and_close(campaign)))
-        waiter.start()
-        time.sleep(0.5)
-        assert waiter.is_alive()  # waiting, not answering "nothing left"
-        release.set()
-        waiter.join(10)
-        assert waiter_result and waiter_result[0] == first.pk
+        # (waiting, not answering "nothing left")
+        claimed = waits_for_the_lock(release, lambda: request_assignment(make_worker(), campaign))
+        assert claimed and claimed[0].item_id == first.pk
 
 
 def test_a_claim_whose_first_candidate_is_busy_leaves_nothing_of_its_first_try():
@@ -218,7 +236,7 @@ def test_a_claim_whose_first_candidate_is_busy_leaves_nothing_of_its_first_try()
     prepare_campaign(campaign)
     worker = make_worker()
     first = _ordered_candidates(worker, campaign)[0]
-    with item_locked_elsewhere(first.pk), CaptureQueriesContext(connection) as contended:
+    with row_locked_elsewhere(Item, first.pk), CaptureQueriesContext(connection) as contended:
         assignment = request_assignment(worker, campaign)
     assert assignment is not None and assignment.item_id != first.pk
     assert Assignment.objects.filter(worker=worker).count() == 1
@@ -251,32 +269,73 @@ def test_a_claim_that_waited_for_another_claim_of_the_last_slot_counts_that_clai
         Assignment.objects.create(item=item, worker=first_worker, expires_at=timezone.now() + timedelta(minutes=30))
         Item.objects.filter(pk=item.pk).update(live_count=1)
 
-    outcome: list = []
-
-    def claim():
-        try:
-            outcome.append(request_assignment(second_worker, campaign))
-        finally:
-            connection.close()
-
-    with item_locked_elsewhere(item.pk, fill_the_last_slot) as release:
-        claimer = threading.Thread(target=claim)
-        claimer.start()
-        time.sleep(0.5)
-        assert claimer.is_alive()  # waiting for the item's lock
-        release.set()
-        claimer.join(10)
+    with row_locked_elsewhere(Item, item.pk, fill_the_last_slot) as release:
+        outcome = waits_for_the_lock(release, lambda: request_assignment(second_worker, campaign))
     assert outcome == [None]
     assert over_assigned_items(campaign) == []
     assert Assignment.objects.filter(item=item).count() == 1
 
 
-def _claim_and_close(campaign) -> int | None:
-    try:
-        assignment = request_assignment(make_worker(), campaign)
-        return assignment.item_id if assignment else None
-    finally:
-        connection.close()
+def test_a_claim_that_waited_for_the_same_workers_other_claim_gets_its_assignment():
+    """Two claims of one worker at once (two tabs): the second waits for the participation's lock while the first
+    makes an assignment. The live assignment the waiting claim reads with that lock comes from a snapshot taken
+    before it waited, so it misses the first claim's; but every claim writes the participation (its count of
+    claims), so the row locked is not the one seen then, and the live assignment is looked for again: the worker
+    is shown the first claim's item and holds one assignment."""
+    from annotate.frank.prepared import prepare_campaign
+
+    require_postgresql()
+    campaign = _campaign(items=2, redundancy=1)
+    prepare_campaign(campaign)
+    worker = make_worker()
+    participation = get_participation(worker, campaign)
+    first_claim: list = []
+    with row_locked_elsewhere(Participation, participation.pk, lambda: first_claim.append(request_assignment(worker, campaign))) as release:
+        outcome = waits_for_the_lock(release, lambda: request_assignment(worker, campaign))
+    assert first_claim[0] is not None and outcome and outcome[0] is not None
+    assert outcome[0].pk == first_claim[0].pk
+    assert Assignment.objects.filter(worker=worker).count() == 1
+    assert workers_with_several_active(campaign) == []
+    assert Participation.objects.get(pk=participation.pk).items_claimed == 1
+
+
+def test_a_submission_that_waited_for_the_participation_sees_pay_held_meanwhile():
+    """The submission's lock of the participation says whether pay held until the worker's score existed is still to
+    be settled (so that almost every submit reads no pay decisions). A submission that waited for that lock while
+    another of the worker's submissions held such pay back reads the held pay from a snapshot taken before: the row
+    locked is not the one seen then, so it looks for held pay again instead of trusting the statement's answer."""
+    from annotate.models import PayDecision, PayDecisionKind
+    from annotate.services.assignments import lock_worker_assignment
+    from annotate.services.pay_rules import PENDING_PAY_PREFIX, settle_pending_pay
+
+    require_postgresql()
+    campaign = _campaign(items=3, redundancy=1)
+    worker = make_worker()
+    first = request_assignment(worker, campaign)
+    submit_assignment(first.pk, worker, frank_answers(first), submission_key="first")
+    second = request_assignment(worker, campaign)
+    participation = get_participation(worker, campaign)
+    PayDecision.objects.filter(worker=worker).delete()
+
+    def locked_view() -> bool:
+        with transaction.atomic():
+            locked, _ = lock_worker_assignment(second.pk, worker, campaign)
+            return locked.may_have_pending_pay
+
+    assert locked_view() is False  # nothing held: the settlement reads nothing
+    held = dict(worker_id=worker.pk, campaign_id=campaign.pk, assignment_id=first.pk, amount="0.10", reason="held until the score exists")
+
+    def hold_first_items_pay():  # as a submission holding its pay does: the decision, and the participation's counters written
+        PayDecision.objects.create(key=f"{PENDING_PAY_PREFIX}:{first.pk}", kind=PayDecisionKind.HELD, **held)
+        Participation.objects.filter(pk=participation.pk).update(items_submitted=F("items_submitted"))
+
+    with row_locked_elsewhere(Participation, participation.pk, hold_first_items_pay) as release:
+        assert waits_for_the_lock(release, locked_view) == [True]
+    assert locked_view() is True  # uncontended, the statement itself finds the held pay
+    with transaction.atomic():
+        locked, _ = lock_worker_assignment(second.pk, worker, campaign)
+        settle_pending_pay(locked)
+    assert locked_view() is False  # settled: nothing left to read
 
 
 def test_an_assignment_is_only_submitted_through_its_own_campaign():
