@@ -266,8 +266,8 @@ def _claim_in_transaction(
         # tabs at once would otherwise each claim a different item and hold several slots.
         participation.worker, participation.campaign = worker, campaign
         locked = _PARTICIPATION_LOCK.row(participation_id=participation.pk, now=timezone.now())
-        if locked is None:
-            raise Participation.DoesNotExist(f"no participation row with key {participation.pk!r}")
+        if locked is None:  # removed since it was read (its campaign deleted): the entry page says what is left
+            raise NotEligible("Your place in this campaign no longer exists.")
         participation.items_claimed, live_assignment, as_seen = locked
         if not as_seen:
             existing = current_assignment(worker, campaign)
