@@ -1,6 +1,7 @@
 """FRANK on the shared workflow: layout, entity check, submission, traps, blocking, bonuses, expiry, too-fast."""
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from decimal import Decimal
 
@@ -139,6 +140,40 @@ def test_submission_stores_judgements_and_trap_answers_apart():
     # Same key again: nothing stored twice.
     again = submit_assignment(assignment.pk, worker, answers_for(assignment), submission_key="k1")
     assert again.duplicate and SentenceJudgement.objects.filter(assignment=assignment).count() == 1
+
+
+def test_trap_answers_are_scored_by_the_expectations_read_with_the_assignments_lock():
+    """The submission's lock of the assignment reads the expected answers of its document's traps (no query of their
+    own); a trap the lock did not read (an assignment loaded otherwise) is read from the database, and a trap whose
+    expectation an admin changed after the page was shown is scored by the expectation as it stands."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from annotate.frank.protocol import _trap_expectations
+
+    campaign = make_campaign(trap_rate=1.0)
+    document = make_document(campaign, traps=TRAPS)
+    traps = {trap.code: trap for trap in Trap.objects.filter(document=document)}
+    read_with_lock = json.dumps([[traps["F0"].pk, True, ""], [traps["F1"].pk, False, "PredE"]])
+    locked = Assignment()
+    locked.item_trap_expectations = read_with_lock  # as the lock's annotation sets it
+    with CaptureQueriesContext(connection) as queries:
+        assert _trap_expectations(locked, [traps["F0"].pk, traps["F1"].pk]) == {
+            traps["F0"].pk: (True, ""), traps["F1"].pk: (False, "PredE")}
+    assert len(queries) == 0
+    assert _trap_expectations(Assignment(), [traps["F1"].pk]) == {traps["F1"].pk: (False, traps["F1"].expected_category)}
+
+    worker = make_worker()
+    assignment = request_assignment(worker, campaign)
+    pass_entity(assignment)
+    age(assignment)
+    payload = answers_for(assignment)  # every trap answered by its expectation when the page was shown
+    Trap.objects.filter(pk=traps["F1"].pk).update(expected_factual=True, expected_category="")
+    outcome = submit_assignment(assignment.pk, worker, payload, submission_key="k1")
+    shown = [row["trap"] for row in assignment.layout["summaries"] if row["trap"]]
+    # F1's "No" is now wrong.
+    assert outcome.result.traps_total == len(shown) == 2
+    assert outcome.result.traps_correct == sum(trap_id != traps["F1"].pk for trap_id in shown)
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,14 @@ from django.db import IntegrityError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from annotate.models import BonusEntry, Participation, PayDecision, PayDecisionKind
-from annotate.rows import CompiledQuery, add_to_column, insert_all_unless_present, insert_unless_present, unique_row
+from annotate.rows import (
+    CompiledQuery,
+    add_to_column,
+    insert_all_unless_present,
+    insert_groups_unless_present,
+    insert_unless_present,
+    unique_row,
+)
 from annotate.services.ledger import add_ledger_entry
 from tests.factories import make_campaign, make_document, make_worker, qualify
 
@@ -71,6 +78,34 @@ def test_insert_all_unless_present_appends_several_rows_in_one_statement_and_say
     with pytest.raises(IntegrityError), transaction.atomic():
         insert_all_unless_present([decision("held-pay:2"), bad], by="key")
     assert not PayDecision.objects.filter(key__in=["held-pay:2", "held-pay:3"]).exists()
+
+
+def test_groups_of_several_models_are_appended_unless_present_in_one_statement_and_say_which():
+    """A submission's pay decisions and ledger entries: each group says which of its own keys are new (a ledger key
+    and a decision key may be the same text), rows already there are left as they were, and on PostgreSQL the
+    groups go in one statement."""
+    participation = qualify(make_worker(), make_campaign())
+    who = {"worker_id": participation.worker_id, "campaign_id": participation.campaign_id}
+
+    def decision(key: str) -> PayDecision:
+        return PayDecision(key=key, kind=PayDecisionKind.RELEASED, amount=Decimal("0.10"), reason=f"decided: {key}", **who)
+
+    def entry(key: str) -> BonusEntry:
+        return BonusEntry(key=key, amount=Decimal("0.10"), reason=f"paid: {key}", **who)
+
+    assert insert_unless_present(entry("pay:1"))
+    decisions = [decision("released:pending-pay:1"), decision("refused:2")]
+    entries = [entry("released:pending-pay:1"), entry("pay:1"), entry("pay:2")]
+    with CaptureQueriesContext(connection) as queries:
+        appended = insert_groups_unless_present([decisions, [], entries], by="key")
+    assert appended == [{"released:pending-pay:1", "refused:2"}, set(), {"released:pending-pay:1", "pay:2"}]
+    assert len(queries) == (1 if connection.vendor == "postgresql" else 2)
+    assert all(row.pk is not None for row in decisions) and entries[1].pk is None and entries[2].pk is not None
+    assert BonusEntry.objects.get(key="pay:2").pk == entries[2].pk and PayDecision.objects.get(key="refused:2").pk == decisions[1].pk
+    # Again: every key is there, nothing is written.
+    assert insert_groups_unless_present([[decision("refused:2")], [entry("pay:2")]], by="key") == [set(), set()]
+    assert BonusEntry.objects.count() == 3 and PayDecision.objects.count() == 2
+    assert insert_groups_unless_present([[], []], by="key") == [set(), set()]
 
 
 def test_add_to_column_adds_in_the_database_and_reads_the_result_back_in_one_statement():
