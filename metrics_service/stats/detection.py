@@ -107,11 +107,27 @@ def subsample_interval(
         return None, None
     rng = np.random.default_rng(seed)
     values = np.empty(n_resamples)
-    for b in range(n_resamples):
-        rows = rng.choice(len(y), size, replace=False)
-        values[b] = balanced_accuracy_present(y[rows], pred[rows])
+    # The subsamples are drawn one by one, in order (the same draws as AggreFact's loop), and counted a block at a
+    # time: each row's label and prediction as one of four codes, counted per subsample by one bincount; then the
+    # recall of each class present, as balanced_accuracy_present computes it.
+    codes = y.astype(np.intp) * 2 + pred
+    block = max(1, _SUBSAMPLE_BLOCK_CELLS // size)
+    for start in range(0, n_resamples, block):
+        stop = min(start + block, n_resamples)
+        drawn = codes[np.stack([rng.choice(len(y), size, replace=False) for _ in range(start, stop)])]
+        drawn += 4 * np.arange(stop - start)[:, None]
+        counts = np.bincount(drawn.ravel(), minlength=4 * (stop - start)).reshape(-1, 4)
+        negatives, positives = counts[:, 0] + counts[:, 1], counts[:, 2] + counts[:, 3]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            negative_recall, positive_recall = counts[:, 0] / negatives, counts[:, 3] / positives
+        values[start:stop] = np.where(positives == 0, negative_recall,
+                                      np.where(negatives == 0, positive_recall, (negative_recall + positive_recall) / 2))
     low, high = np.percentile(values, [2.5, 97.5])
     return clean_float(low), clean_float(high)
+
+
+#: Rows of subsamples scored at once by :func:`subsample_interval` (their labels and predictions in memory).
+_SUBSAMPLE_BLOCK_CELLS = 250_000
 
 
 def best_threshold(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
