@@ -132,6 +132,29 @@ def test_items_assignments_participations(campaign, admin_client):
     assert rows[campaign.workers_for_tests[2].pk]["trap_score"] == 0.25
 
 
+def test_a_participation_counts_the_items_claimed_beside_those_submitted(admin_client):
+    """Every claim counts itself on the worker's participation: claimed minus submitted is what is in progress or
+    was left (an item given back, an expired page); showing the item again (a reload) is no new claim."""
+    from annotate.services.assignments import release_assignment, request_assignment, submit_assignment
+    from tests.factories import make_campaign, make_document, make_worker, qualify
+    from tests.guarantee_support import frank_answers
+
+    study = make_campaign(entity_check_enabled=False, trap_rate=0.0)
+    for _ in range(3):
+        make_document(study, summaries=[["One sentence."]])
+    worker = make_worker()
+    qualify(worker, study)
+    first = request_assignment(worker, study)
+    assert request_assignment(worker, study).pk == first.pk  # the page shown again
+    submit_assignment(first.pk, worker, frank_answers(first), submission_key="k1")
+    release_assignment(request_assignment(worker, study))  # given back
+    request_assignment(worker, study)
+    row = next(p for p in admin_client.get(f"/api/campaigns/{study.slug}/participations/").json()["results"] if p["worker"] == worker.pk)
+    assert (row["items_claimed"], row["items_submitted"]) == (3, 1)
+    changed = admin_client.patch(f"/api/campaigns/{study.slug}/participations/{row['id']}/", {"items_claimed": 0}, format="json")
+    assert changed.status_code in (200, 405) and Participation.objects.get(pk=row["id"]).items_claimed == 3
+
+
 def test_assignments_give_what_their_protocol_records_without_a_query_per_row(campaign, admin_client):
     answered = Assignment.objects.filter(item__campaign=campaign).order_by("pk").first()
     EntityAnswer.objects.create(assignment=answered, choice=2, correct=False)

@@ -24,12 +24,12 @@ class ParticipationSerializer(serializers.ModelSerializer):
         fields = [
             "id", "worker", "campaign", "tutorial_done", "qualification_status", "qualification_attempts",
             "qualification_score", "is_blocked", "blocked_reason", "blocked_at", "trap_total", "trap_correct", "trap_score",
-            "entity_checks", "entity_failures", "items_submitted", "too_fast_items", "fast_worker", "bonus_items", "bonus_total",
+            "entity_checks", "entity_failures", "items_claimed", "items_submitted", "too_fast_items", "fast_worker", "bonus_items", "bonus_total",
             "reliability", "label_ability", "label_reliability", "pay_held", "pay_held_reason", "created_at",
         ]
         # From the campaign's label model at its last refit (GLAD: ability alpha; else the reliability); a hold
         # of pay is decided by the pay rules and lifted by an admin's release.
-        read_only_fields = ["label_ability", "label_reliability", "pay_held", "pay_held_reason"]
+        read_only_fields = ["label_ability", "label_reliability", "pay_held", "pay_held_reason", "items_claimed"]
 
     @extend_schema_field(serializers.DictField(child=serializers.FloatField(allow_null=True), allow_null=True))
     def get_reliability(self, participation: Participation) -> dict | None:
