@@ -117,10 +117,14 @@ def current_assignment(worker: Worker, campaign: Campaign) -> Assignment | None:
     return _assignment_query(campaign.kind).row(assignment_id=found)
 
 
+def _live_assignments(worker_id, campaign_id, now):
+    """The worker's live assignments in the campaign: active and not expired at ``now`` (the values may be outer
+    references: the claim's lock of the participation reads the id with it)."""
+    return Assignment.objects.filter(worker_id=worker_id, item__campaign_id=campaign_id, status=AssignmentStatus.ACTIVE, expires_at__gte=now)
+
+
 _LIVE_ASSIGNMENT_ID = CompiledQuery(
-    lambda worker_id, campaign_id, now: Assignment.objects.filter(
-        worker_id=worker_id, item__campaign_id=campaign_id, status=AssignmentStatus.ACTIVE, expires_at__gte=now,
-    ).values_list("pk", flat=True)[:1],
+    lambda worker_id, campaign_id, now: _live_assignments(worker_id, campaign_id, now).values_list("pk", flat=True)[:1],
     worker_id=int, campaign_id=int, now=datetime,
 )
 _ASSIGNMENT = CompiledQueries()
@@ -235,9 +239,7 @@ def request_assignment(
 # changed it); otherwise the claim looks again in a statement of its own.
 _PARTICIPATION_LOCK = CompiledQuery(
     lambda participation_id, now: Participation.objects.select_for_update(of=("self",)).annotate(
-        live_assignment=Subquery(Assignment.objects.filter(
-            worker_id=OuterRef("worker_id"), item__campaign_id=OuterRef("campaign_id"), status=AssignmentStatus.ACTIVE, expires_at__gte=now,
-        ).values("pk")[:1]),
+        live_assignment=Subquery(_live_assignments(OuterRef("worker_id"), OuterRef("campaign_id"), now).values("pk")[:1]),
         as_seen=LockedRowAsSeen(Participation),
     ).filter(pk=participation_id).values_list("items_claimed", "live_assignment", "as_seen"),
     participation_id=int, now=datetime,

@@ -178,9 +178,8 @@ def worker_answers(participation: Participation, submitted: Assignment | None = 
     kept = cache.get_many(unread) if unread else {}
     by_item = {assignment_id: [Answer._make(row) for row in kept[key]] for assignment_id, key in keys.items() if key in kept}
     known_layouts = {submitted.pk: submitted.layout} if submitted is not None else {}
-    read = {**_answers_by_item(list(first_read), known_layouts, first_read),
-            **_answers_by_item([assignment_id for assignment_id in recent if assignment_id not in by_item and assignment_id not in first_read],
-                               known_layouts)}
+    unread_ids = [assignment_id for assignment_id in recent if assignment_id not in by_item and assignment_id not in first_read]
+    read = _answers_by_item(list(first_read), known_layouts, first_read) | _answers_by_item(unread_ids, known_layouts)
     if read:
         # Kept once the caller's transaction commits: a submission rolled back (its item read here as submitted)
         # leaves nothing behind that its retry with other answers would be judged by.
