@@ -12,9 +12,9 @@ Rules that keep traps indistinguishable from genuine summary sentences (checked 
 """
 from __future__ import annotations
 
+import functools
 import random
 import re
-from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from difflib import SequenceMatcher
 from typing import Any
@@ -29,17 +29,22 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 NEAR_DUPLICATE_RATIO = 0.85
 
 
-def _edit_free_words(sentence: str) -> list[str]:
+# A page compares each sentence with many others (an article's sentences with every summary sentence, each
+# trap with every shown sentence): its words are read once, not once per pair.
+@functools.lru_cache(maxsize=4096)
+def _edit_free_words(sentence: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The sentence's words with negations dropped and gendered pronouns merged, in order and sorted."""
     words = _TOKEN.findall(detokenize(sentence).lower().replace("’", "'").replace("n't", " n't"))
-    return ["<pron>" if w in _PRONOUNS else w for w in words if w not in _NEGATION]
+    kept = tuple("<pron>" if w in _PRONOUNS else w for w in words if w not in _NEGATION)
+    return kept, tuple(sorted(kept))
 
 
 def similarity(a: str, b: str) -> float:
     """How alike two sentences are once a trap edit is neutralised (1.0 = the same up to the edit)."""
-    wa, wb = _edit_free_words(a), _edit_free_words(b)
+    (wa, bag_a), (wb, bag_b) = _edit_free_words(a), _edit_free_words(b)
     if not wa or not wb:
         return 0.0
-    if wa == wb or Counter(wa) == Counter(wb):
+    if bag_a == bag_b:  # the same words, in the same order or another
         return 1.0
     return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
 

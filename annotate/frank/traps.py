@@ -215,9 +215,18 @@ def restate(sentence: str) -> str | None:
     Locke, 39, will ..."; "..., who ..., said"), an opening adverbial ("On Monday, ...") or a closing clause
     after a comma left out. None when the sentence has none of them or fewer than ``MIN_WORDS`` words would
     be left."""
+    return restate_many([sentence])[0]
+
+
+def restate_many(sentences: Sequence[str]) -> list[str | None]:
+    """:func:`restate` of each sentence, parsed together (one ``nlp.pipe``: a document's copies at once)."""
     from annotate.presentation import present
 
-    doc = get_nlp(disable=TRAPS_DISABLED)(present(sentence))
+    nlp = get_nlp(disable=TRAPS_DISABLED)
+    return [_restated(doc) for doc in nlp.pipe([present(s) for s in sentences])]
+
+
+def _restated(doc) -> str | None:
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
         return None
@@ -274,12 +283,13 @@ def restate_copy_traps(document: Document, article_sentences: Sequence[str]) -> 
     restated (:func:`restate`); one that cannot be, and an error trap that is one, is retired
     (:func:`_retire`), like a trap from a withdrawn edit. An answered trap keeps its text (its answers judged that text): its restatement is a new trap."""
     sentences = {_norm(s) for s in article_sentences}
-    for trap in document.traps.filter(weight__gt=0).order_by("id"):
-        if _norm(trap.text) not in sentences:
-            continue
-        # An error trap the article states word for word (a pronoun swap that gives another of its sentences)
-        # has a wrong label: retired, never restated.
-        shorter = restate(trap.text) if trap.code == "F0" else None
+    copies = [trap for trap in document.traps.filter(weight__gt=0).order_by("id") if _norm(trap.text) in sentences]
+    # An error trap the article states word for word (a pronoun swap that gives another of its sentences)
+    # has a wrong label: retired, never restated.
+    factual = [trap for trap in copies if trap.code == "F0"]
+    restated = dict(zip((trap.pk for trap in factual), restate_many([trap.text for trap in factual])))
+    for trap in copies:
+        shorter = restated.get(trap.pk)
         if shorter is not None and _norm(shorter) in sentences:
             shorter = None
         if shorter is not None and not trap.answers.exists():

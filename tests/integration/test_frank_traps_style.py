@@ -86,15 +86,25 @@ def test_summary_like_article_sentences_become_factual_copy_traps_once(db):
     assert not set(copies.values_list("text", flat=True)) & set(document.sentences)
 
 
-@pytest.mark.parametrize("sentence, restated", [
+RESTATED = [
     ("Gary Locke, 39, will be confirmed as Kilmarnock manager on Friday.", "Gary Locke will be confirmed as Kilmarnock manager on Friday."),
     ("Mayor Helen Carter, who was elected in 2019, said the budget includes money for three new schools.",
      "Mayor Helen Carter said the budget includes money for three new schools."),
     ("On Thursday, the 39-year-old paid tribute to the players at the club.", "The 39-year-old paid tribute to the players at the club."),
     ("The city council of Greenvale approved a new budget on Monday.", None),  # nothing can go
     ("He met Helen Carter, the mayor.", None),  # too short once restated
-])
+]
+
+
+@pytest.mark.parametrize("sentence, restated", RESTATED)
 def test_a_copied_sentence_is_restated_as_a_shorter_sentence_it_entails(sentence, restated):
     from annotate.frank.traps import restate
 
     assert restate(sentence) == restated
+
+
+def test_a_documents_copies_restated_together_read_as_each_restated_alone():
+    from annotate.frank.traps import restate_many
+
+    assert restate_many([sentence for sentence, _ in RESTATED]) == [restated for _, restated in RESTATED]
+    assert restate_many([]) == []

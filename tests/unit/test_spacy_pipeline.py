@@ -44,3 +44,17 @@ def test_annotators_pages_and_the_scorers_split_sentences_alike_and_as_the_full_
     assert nlp.split_sentences(SAMPLE) == full
     assert text.split_sentences(SAMPLE) == full
     assert text.split_sentences_many([SAMPLE, "  ", "Short one."]) == [full, [], ["Short one."]]
+
+
+# Sentences whose entities sit at sentence boundaries: the recogniser alone reads "Washington D.C. Pictured" as
+# one name, the parser's boundaries stop it.
+ENTITY_SAMPLE = ("She flew to Washington D.C. Pictured is the plane she took. \"The Red Cross said so,\" he added. "
+                 "It was the First Great Escape’. Bader led it in World War Two, and Thomas Hitzlsperger watched.")
+
+
+def test_the_entity_pipeline_finds_the_entities_of_the_full_parse(monkeypatch):
+    monkeypatch.delenv("FACTLAB_SPACY_MODEL", raising=False)
+    entities = nlp.get_nlp(disable=nlp.ENTITIES_DISABLED)
+    assert "parser" not in entities.disabled and "tagger" in entities.disabled
+    for sample in (SAMPLE, ENTITY_SAMPLE):
+        assert nlp.entity_spans(entities(sample)) == nlp.entity_spans(load_pipeline()(sample))
