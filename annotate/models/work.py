@@ -50,7 +50,9 @@ class Assignment(models.Model):
         constraints = [models.UniqueConstraint(fields=["item", "worker"], name="assignment_once_per_worker")]
         indexes = [
             models.Index(fields=["item", "status"]),
-            models.Index(fields=["worker", "status"]),
+            # A worker's assignments by status, latest submitted last: the submit's predictable-answers check reads a
+            # worker's latest submissions from its end (a few index entries), not the whole history sorted.
+            models.Index(fields=["worker", "status", "submitted_at"], name="assignment_worker_latest"),
             # Expiry runs on every claim: find the active ones past their deadline without a scan.
             models.Index(fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expiry"),
         ]
