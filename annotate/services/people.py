@@ -107,6 +107,9 @@ class WorkingNow:
     last_seen_at: datetime | None  # the page's last heartbeat (None: the page never reported being open)
     expires_at: datetime
     items_submitted: int
+    # Claims, the current one included: far more than submitted is a worker giving items back or letting them
+    # expire (skipping the hard ones, or holding items from others).
+    items_claimed: int
     last_submitted_at: datetime | None
     quality: str
     pay_state: str
@@ -147,6 +150,7 @@ def working_now(campaign: Campaign, *, now: datetime | None = None) -> list[Work
             document=assignment.item.document.external_id, started_at=assignment.created_at,
             minutes_on_item=(now - assignment.created_at).total_seconds() / 60, last_seen_at=assignment.last_seen_at,
             expires_at=assignment.expires_at, items_submitted=participation.items_submitted if participation else 0,
+            items_claimed=participation.items_claimed if participation else 0,
             last_submitted_at=last_submitted.get(worker.pk), quality=_quality(participation, campaign), pay_state=pay_state,
             participation_id=participation.pk if participation else None,
         ))

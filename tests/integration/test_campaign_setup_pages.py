@@ -157,9 +157,12 @@ def test_working_now_lists_each_held_item_with_its_worker_time_and_state(client)
     assignment = request_assignment(worker, campaign)
     rows = working_now(campaign, now=assignment.created_at + timedelta(minutes=7))
     assert [(r.worker, r.document, round(r.minutes_on_item), r.last_seen_at) for r in rows] == [("ann", document.external_id, 7, None)]
+    assert [(r.items_submitted, r.items_claimed) for r in rows] == [(0, 1)]
     client.force_login(make_worker(staff=True).user)
     page = client.get(reverse("annotate:manage-people", args=[campaign.slug])).content.decode()
     assert 'data-worker="ann"' in page and document.external_id in page and "page not open" in page
+    row = page.split('data-worker="ann"', 1)[1].split("</tr>", 1)[0]
+    assert "<td>0</td><td>1</td>" in row  # submitted, claimed
     assignment.last_seen_at = timezone.now()
     assignment.save(update_fields=["last_seen_at"])
     assert working_now(campaign)[0].last_seen_at is not None
