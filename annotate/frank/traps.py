@@ -37,7 +37,7 @@ from annotate.models import (
     Trap,
     TrapSource,
 )
-from annotate.nlp import ENTITIES_DISABLED, TRAPS_DISABLED, entity_spans, get_nlp, sentence_entities, split_sentences
+from annotate.nlp import ENTITIES_DISABLED, SPLIT_DISABLED, TRAPS_DISABLED, entity_spans, get_nlp, sentence_entities, split_sentences
 from taxonomies.frank import CATEGORY_OF_BUMP_TYPE, TRAP_LABELS
 
 MIN_WORDS, MAX_WORDS = 6, 40
@@ -222,7 +222,9 @@ def restate_many(sentences: Sequence[str]) -> list[str | None]:
     """:func:`restate` of each sentence, parsed together (one ``nlp.pipe``: a document's copies at once)."""
     from annotate.presentation import present
 
-    nlp = get_nlp(disable=TRAPS_DISABLED)
+    # The parse alone (the sentence split's pipeline): a restatement reads dependencies, which the tagger, attribute
+    # ruler and lemmatizer after the parser leave as they are.
+    nlp = get_nlp(disable=SPLIT_DISABLED)
     return [_restated(doc) for doc in nlp.pipe([present(s) for s in sentences])]
 
 
