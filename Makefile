@@ -13,6 +13,10 @@ TEST_WORKERS ?= 2
 # The fast lane: tests/unit (no database, broker, worker or browser) but its slow tests (a model to load, a
 # subprocess, a whole corpus), and the docstring examples of the statistics and the unified error types.
 FAST_LANE := tests/unit metrics_service/stats taxonomies
+# The suite keeps compiled modules (and pytest's rewritten test modules) even where the environment asks Python not
+# to write them (PYTHONDONTWRITEBYTECODE, set on some CI machines and in the Docker image): otherwise every pytest
+# worker, and every gunicorn, Celery or manage.py process a test starts, compiles the project again.
+KEEP_BYTECODE := unset PYTHONDONTWRITEBYTECODE;
 
 .PHONY: install install-dev browser services demo serve test test-fast lint clean
 
@@ -55,7 +59,7 @@ services:
 # test runs twice.
 # PGPASSWORD: the password ensure_services.sh gives a cluster it installed (ignored where local access is trusted).
 test: install-dev browser services
-	eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
+	$(KEEP_BYTECODE) eval "$$(PYTHON=$(PY) scripts/services_env.sh)"; \
 	export PGPASSWORD=$${PGPASSWORD:-postgres}; \
 	echo "database: $${DATABASE_URL}  broker: $${REDIS_URL}"; \
 	$(VENV)/bin/ruff check . && \
@@ -65,7 +69,7 @@ test: install-dev browser services
 
 # Seconds to a minute or two, with no services: needs only `make install-dev` once.
 test-fast:
-	$(PY) -m pytest $(FAST_LANE) -m "not slow" $(PYTEST_ARGS)
+	$(KEEP_BYTECODE) $(PY) -m pytest $(FAST_LANE) -m "not slow" $(PYTEST_ARGS)
 
 lint:
 	$(VENV)/bin/ruff check .

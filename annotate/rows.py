@@ -83,7 +83,7 @@ def insert_groups_unless_present(groups: Sequence[Sequence[Model]], *, by: str) 
     if sql is None:
         ctes = ", ".join(f"w{n}(k, b) AS ({part.sql})" for n, part in enumerate(parts))
         sql = f"WITH {ctes} " + " UNION ALL ".join(f"SELECT {n}, k::text, b::text FROM w{n}" for n in range(len(parts)))
-        if all(len(written[n]) <= _KEPT_ROW_COUNTS for n in nonempty):
+        if all(part.any_rows for part in parts):
             _kept_statement(key, sql)
     with connection.cursor() as cursor:
         cursor.execute(sql, [value for part in parts for value in part.values])
@@ -142,7 +142,7 @@ def write_together(*, insert: Sequence[Sequence[Model]] = (), update: Sequence[t
         ctes += [f"w{n} AS ({part.sql} RETURNING NULL AS k)" for n, part in enumerate(parts) if n >= len(groups)]
         rows = " UNION ALL ".join(f"SELECT {n}, k::text FROM w{n}" for n in range(len(parts)))
         sql = f"WITH {', '.join(ctes)} {rows}"
-        if all(len(group) <= _KEPT_TOGETHER_ROWS for group in groups):
+        if all(part.any_rows or len(group) <= _KEPT_TOGETHER_ROWS for part, group in zip(parts, groups)):
             _kept_statement(key, sql)
     with connection.cursor() as cursor:
         cursor.execute(sql, [value for part in parts for value in part.values])
@@ -164,6 +164,8 @@ class _Statement:
     key: tuple
     sql: str
     values: list[Any]
+    #: Whether the SQL is kept whatever the number of rows (sent as arrays, or few enough to be kept as ``VALUES``).
+    any_rows: bool = True
 
 
 def _stored(instance: Model, pk: Any, alias: str) -> None:
@@ -183,28 +185,53 @@ def _kept_statement(key: tuple, sql: str) -> None:
 
 
 def _insert_statement(instances: Sequence[Model], connection, *, unless_present: bool, returning: str | None = None) -> _Statement:
-    """The SQL of one insert of ``instances`` (one model) and its values: built once per model, column list, row
-    count, conflict rule and database; each value prepared by its field as ``save()`` prepares it. It returns
-    each inserted row's key and its ``returning`` field (the key again without one)."""
+    """The SQL of one insert of ``instances`` (one model) and its values: built once per model, column list, conflict
+    rule and database (and row count, where the rows go as ``VALUES``); each value prepared by its field as
+    ``save()`` prepares it. It returns each inserted row's key and its ``returning`` field (the key again without
+    one).
+
+    On PostgreSQL several rows go as one array a column (``SELECT * FROM UNNEST(…)``, as Django's ``bulk_create``
+    sends them): the statement's text and its parameters' count do not change with the number of rows (a
+    submission's sentence answers vary from item to item), so psycopg converts it once and PostgreSQL prepares it
+    once per connection, where each row count was a statement of its own, over psycopg's limit on the parameters
+    of a statement it keeps converted."""
     first = instances[0]
     meta = first._meta
     fields = [field for field in meta.concrete_fields if not (field.primary_key and getattr(first, field.attname) is None)]
     back = meta.get_field(returning) if returning else meta.pk
-    key = ("insert", type(first), tuple(field.attname for field in fields), len(instances), unless_present, back.attname,
-           connection.alias, connection.vendor)
+    rows = [[field.get_db_prep_save(field.pre_save(instance, True), connection) for field in fields] for instance in instances]
+    as_arrays = len(instances) > 1 and _unnestable(fields, rows, connection)
+    key = ("insert", type(first), tuple(field.attname for field in fields), "arrays" if as_arrays else len(instances),
+           unless_present, back.attname, connection.alias, connection.vendor)
     sql = _STATEMENTS.get(key)
     if sql is None:
         quote = connection.ops.quote_name
-        row = f"({', '.join(['%s'] * len(fields))})"
+        if as_arrays:
+            arrays = ", ".join(f"(%s)::{field.db_type(connection).split('(')[0]}[]" for field in fields)
+            source = f"SELECT * FROM UNNEST({arrays})"
+        else:
+            row = f"({', '.join(['%s'] * len(fields))})"
+            source = f"VALUES {', '.join([row] * len(instances))}"
         sql = (
-            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) "
-            f"VALUES {', '.join([row] * len(instances))} {'ON CONFLICT DO NOTHING ' if unless_present else ''}"
-            f"RETURNING {quote(meta.pk.column)}, {quote(back.column)}"
+            f"INSERT INTO {quote(meta.db_table)} ({', '.join(quote(field.column) for field in fields)}) {source} "
+            f"{'ON CONFLICT DO NOTHING ' if unless_present else ''}RETURNING {quote(meta.pk.column)}, {quote(back.column)}"
         )
-        if len(instances) <= _KEPT_ROW_COUNTS:  # a settlement's many rows vary in number: built each time
+        if as_arrays or len(instances) <= _KEPT_ROW_COUNTS:  # a settlement's many rows vary in number: built each time
             _kept_statement(key, sql)
-    values = [field.get_db_prep_save(field.pre_save(instance, True), connection) for instance in instances for field in fields]
-    return _Statement(key, sql, values)
+    values = [list(column) for column in zip(*rows)] if as_arrays else [value for row in rows for value in row]
+    return _Statement(key, sql, values, any_rows=as_arrays or len(instances) <= _KEPT_ROW_COUNTS)
+
+
+def _unnestable(fields: Sequence, rows: Sequence[Sequence[Any]], connection) -> bool:
+    """Whether these rows can go as one array a column: PostgreSQL, every column of a type of its own (no field
+    that chooses its placeholder by value) and no value an SQL expression (the conditions of Django's own)."""
+    if connection.vendor != "postgresql":
+        return False
+    for field in fields:
+        target = field.target_field if field.is_relation else field
+        if hasattr(field, "get_placeholder") or target.get_internal_type() not in connection.data_types:
+            return False
+    return not any(hasattr(value, "as_sql") for row in rows for value in row)
 
 
 def _insert(instances: Sequence[Model], *, unless_present: bool, returning: str | None = None) -> list[Any]:

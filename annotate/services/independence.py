@@ -263,9 +263,17 @@ def _first(me: int, partner: int, counts: PairCounts) -> PairCounts:
     return counts if me < partner else counts.swapped()
 
 
-def _pair_values(rows: Sequence[tuple[int, ...]]) -> str:
-    """A ``VALUES`` list of ``rows`` of integers, typed, as SQL placeholders (the values go as parameters)."""
-    return ", ".join(["(" + ", ".join(["CAST(%s AS BIGINT)"] * len(row)) + ")" for row in rows])
+def _pair_rows(rows: Sequence[tuple[int, ...]]) -> tuple[str, list]:
+    """``rows`` of integers (at least one, all of one width) as a table's SQL and its parameters. On PostgreSQL one
+    array a column (``SELECT * FROM UNNEST(…)``): the statement's text and parameter count stay the same whatever
+    the number of co-workers, so psycopg converts it once and PostgreSQL prepares it once per connection, where each
+    count of pairs was a statement of its own with a parameter per value. Elsewhere (the demo's SQLite) a typed
+    ``VALUES`` list."""
+    width = len(rows[0])
+    if connection.vendor == "postgresql":
+        return f"SELECT * FROM UNNEST({', '.join(['CAST(%s AS BIGINT[])'] * width)})", [[row[i] for row in rows] for i in range(width)]
+    values = ", ".join(["(" + ", ".join(["CAST(%s AS BIGINT)"] * width) + ")"] * len(rows))
+    return f"VALUES {values}", [value for row in rows for value in row]
 
 
 def _add_to_current_tallies(campaign: Campaign, added: dict[tuple[int, int], PairCounts]) -> dict[tuple[int, int], PairCounts]:
@@ -276,8 +284,9 @@ def _add_to_current_tallies(campaign: Campaign, added: dict[tuple[int, int], Pai
     table = PairTally._meta.db_table
     rows = [(*pair, *added[pair]) for pair in sorted(added)]
     lock = " ORDER BY t.worker_a_id, t.worker_b_id FOR UPDATE OF t" if connection.vendor == "postgresql" else ""
+    source, values = _pair_rows(rows)
     sql = f"""
-        WITH item_counts(worker_a, worker_b, {", ".join(_TALLIED)}) AS (VALUES {_pair_values(rows)}),
+        WITH item_counts(worker_a, worker_b, {", ".join(_TALLIED)}) AS ({source}),
         counted AS (
             SELECT t.id FROM {table} t JOIN item_counts c ON c.worker_a = t.worker_a_id AND c.worker_b = t.worker_b_id
             WHERE t.campaign_id = %s AND t.checks_version = %s{lock})
@@ -286,7 +295,7 @@ def _add_to_current_tallies(campaign: Campaign, added: dict[tuple[int, int], Pai
         WHERE {table}.id = counted.id AND c.worker_a = {table}.worker_a_id AND c.worker_b = {table}.worker_b_id
         RETURNING {table}.worker_a_id, {table}.worker_b_id, {", ".join(f"{table}.{name}" for name in _TALLIED)}"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [value for row in rows for value in row] + [campaign.pk, campaign.checks_version])
+        cursor.execute(sql, values + [campaign.pk, campaign.checks_version])
         found = cursor.fetchall()
     return {(a, b): PairCounts(*counts) for a, b, *counts in found}
 
@@ -313,12 +322,13 @@ def _tally_again(campaign: Campaign, me: int, added: dict[tuple[int, int], PairC
             [value for pair in pairs for value in (campaign.pk, *pair)],
         )
         # Locked in the pairs' order, as every writer of tallies locks them.
+        source, values = _pair_rows(pairs)
         cursor.execute(
-            f"WITH chosen(worker_a, worker_b) AS (VALUES {_pair_values(pairs)}) "
+            f"WITH chosen(worker_a, worker_b) AS ({source}) "
             f"SELECT t.worker_a_id, t.worker_b_id, t.checks_version FROM {table} t "
             f"JOIN chosen ON chosen.worker_a = t.worker_a_id AND chosen.worker_b = t.worker_b_id "
             f"WHERE t.campaign_id = %s ORDER BY t.worker_a_id, t.worker_b_id{lock}",
-            [value for pair in pairs for value in pair] + [campaign.pk],
+            values + [campaign.pk],
         )
         versions = {(a, b): version for a, b, version in cursor.fetchall()}
     counted_meanwhile = {pair for pair, version in versions.items() if version == campaign.checks_version}
@@ -338,13 +348,14 @@ def _set_tallies(campaign: Campaign, counted: dict[tuple[int, int], PairCounts])
     in one statement (the caller holds their rows' locks)."""
     table = PairTally._meta.db_table
     rows = [(*pair, *counted[pair]) for pair in sorted(counted)]
+    source, values = _pair_rows(rows)
     sql = f"""
-        WITH counted(worker_a, worker_b, {", ".join(_TALLIED)}) AS (VALUES {_pair_values(rows)})
+        WITH counted(worker_a, worker_b, {", ".join(_TALLIED)}) AS ({source})
         UPDATE {table} SET checks_version = %s, {", ".join(f"{name} = c.{name}" for name in _TALLIED)}
         FROM counted c
         WHERE {table}.campaign_id = %s AND {table}.worker_a_id = c.worker_a AND {table}.worker_b_id = c.worker_b"""
     with connection.cursor() as cursor:
-        cursor.execute(sql, [value for row in rows for value in row] + [campaign.checks_version, campaign.pk])
+        cursor.execute(sql, values + [campaign.checks_version, campaign.pk])
 
 
 NOTHING_SHARED = PairStats(shared_items=0, shared_sentences=0, identical=0, same_times=0, kappa=None, first_after_second=0, second_after_first=0)

@@ -106,6 +106,31 @@ def test_the_best_threshold_rule_over_a_feature_and_its_direction():
     assert best_threshold_rule([0.1, 0.5], [True, True])[0] == 0.5  # one kind of answer: nothing to predict
 
 
+def _rule_score(values, factual, threshold, above):
+    from sklearn.metrics import balanced_accuracy_score
+
+    return balanced_accuracy_score(factual, [(value >= threshold) == above for value in values])
+
+
+def test_the_best_threshold_rule_is_the_best_of_every_threshold_in_both_directions():
+    # Against scikit-learn scoring every (threshold, direction) in turn: the rule found scores the best there is,
+    # and says its own score (equal scores at other thresholds may differ in the last bit, so either may be found).
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        n = rng.randint(2, 40)
+        values = [rng.randint(0, 5) if rng.random() < 0.5 else round(rng.random(), 2) for _ in range(n)]
+        factual = [rng.random() < 0.6 for _ in range(n)]
+        if len(set(factual)) < 2:
+            continue
+        score, threshold, above = best_threshold_rule(values, factual)
+        best = max(max(_rule_score(values, factual, t, a) for a in (True, False)) for t in set(values))
+        assert score == pytest.approx(max(best, 0.5), abs=1e-12), (values, factual)
+        if score > 0.5:
+            assert _rule_score(values, factual, threshold, above) == pytest.approx(score, abs=1e-12), (values, factual)
+
+
 def _answers(rule, known):
     # 40 sentences, overlap 0.0 to 0.975 and 4 to 43 words; "known" gives the label where one exists.
     return [Answer(rule(n / 40, 4 + n), (n / 40, 4 + n, 0, 1), known(n / 40, 4 + n)) for n in range(40)]

@@ -338,3 +338,40 @@ def _compile_at_once(build, expected: str) -> None:
         for thread in threads:
             thread.join()
         assert not errors and {compiled.sql for compiled in found} == {expected}
+
+
+def test_rows_inserted_together_send_one_statement_whatever_their_number():
+    # On PostgreSQL several rows go as one array a column: the same SQL with the same number of parameters for 2
+    # and for 7 rows (psycopg keeps no statement of over 50 parameters converted, and each row count would be
+    # a statement of its own for PostgreSQL to prepare), each row stored with its own values, keys in order.
+    from django.utils import timezone
+
+    from annotate.frank.models import EntityAnswer
+    from annotate.models import Assignment, Item, SentenceJudgement
+    from annotate.rows import write_together
+
+    campaign = make_campaign()
+    make_document(campaign)
+    item = Item.objects.select_related("summary").get(campaign=campaign)
+    summary = item.summary or item.document.summaries.first()
+    sent = []
+
+    def capture(execute, sql, params, many, context):
+        sent.append((sql, len(params or ())))
+        return execute(sql, params, many, context)
+
+    for count in (2, 7):
+        worker = qualify(make_worker(), campaign).worker
+        assignment = Assignment.objects.create(item=item, worker=worker, expires_at=timezone.now() + timezone.timedelta(minutes=30))
+        judgements = [SentenceJudgement(summary=summary, sentence_index=i, worker=worker, assignment=assignment, factual=i % 3 == 0,
+                                        categories=[] if i % 3 == 0 else ["EntE", "CircE"][: 1 + i % 2],
+                                        lead_time_seconds=None if i == 1 else 1.5 * i)
+                      for i in range(count)]
+        with connection.execute_wrapper(capture):
+            write_together(insert=[[EntityAnswer(assignment=assignment, choice=2, correct=True)], judgements])
+        stored = list(SentenceJudgement.objects.filter(assignment=assignment).order_by("sentence_index"))
+        assert [j.pk for j in judgements] == [j.pk for j in stored]
+        assert [(j.factual, j.categories, j.lead_time_seconds) for j in stored] == [
+            (j.factual, j.categories, j.lead_time_seconds) for j in judgements]
+    if connection.vendor == "postgresql":
+        assert len(sent) == 2 and sent[0] == sent[1] and "UNNEST" in sent[0][0] and sent[0][1] <= 50
