@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import copy
 import threading
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from dataclasses import field as dataclass_field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -404,7 +402,7 @@ class CompiledQuery:
             for position in positions:
                 params[position] = value
         base = compiled.queryset
-        bound = QuerySet(model=base.model, query=_BoundQuery(base.query, compiled, tuple(params)), using=alias)
+        bound = QuerySet(model=base.model, query=_BoundQuery(base.query, compiled.compiler, compiled.sql, tuple(params)), using=alias)
         bound._iterable_class, bound._fields, bound._for_write = base._iterable_class, base._fields, base._for_write
         return bound
 
@@ -493,36 +491,20 @@ class _Compiled:
     sql: str
     params: tuple
     positions: dict[str, list[int]]  # where each parameter's value goes in ``params``
-    #: The converters of the selected columns, by connection (a backend's converters are bound to its connection's
-    #: operations), worked out at the first run on each: Django works them out column by column at every run.
-    converters: weakref.WeakKeyDictionary = dataclass_field(default_factory=weakref.WeakKeyDictionary, compare=False)
 
 
 class _BoundQuery:
     """The compiled query with this call's values: hands out the compiled compiler with the stored SQL; anything
     else a queryset's iterable reads of its query (the selected names) comes from the query compiled."""
 
-    def __init__(self, query, compiled: _Compiled, params: tuple) -> None:
-        self._query, self._compiled, self._params = query, compiled, params
+    def __init__(self, query, compiler, sql: str, params: tuple) -> None:
+        self._query, self._compiler, self._sql, self._params = query, compiler, sql, params
 
     def get_compiler(self, using=None, connection=None, elide_empty=True):
-        compiled = self._compiled
-        compiler = copy.copy(compiled.compiler)
+        compiler = copy.copy(self._compiler)
         # The connection of this thread (the compiled compiler holds the one of the thread that compiled it).
-        compiler.connection = connection if connection is not None else connections[using or compiled.compiler.using]
-        compiler.as_sql = lambda *args, **kwargs: (compiled.sql, self._params)
-        known = compiled.converters.setdefault(compiler.connection, {})
-        work_out = compiler.get_converters
-
-        def get_converters(expressions):
-            # The compiled select's own expressions at every run (the same objects), by identity.
-            key = tuple(map(id, expressions))
-            found = known.get(key)
-            if found is None:
-                found = known[key] = work_out(expressions)
-            return found
-
-        compiler.get_converters = get_converters
+        compiler.connection = connection if connection is not None else connections[using or self._compiler.using]
+        compiler.as_sql = lambda *args, **kwargs: (self._sql, self._params)
         return compiler
 
     def __getattr__(self, name: str) -> Any:

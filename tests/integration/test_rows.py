@@ -174,34 +174,6 @@ def test_a_compiled_query_reads_what_its_queryset_reads_without_compiling_again(
     assert str(second.worker.user_id) in queries.captured_queries[0]["sql"]
 
 
-def test_a_compiled_query_works_out_its_columns_converters_once_per_connection(monkeypatch):
-    # The converters of the selected columns (a JSON layout decoded, say) come from the first run: later runs
-    # apply the same ones without working them out column by column again, and still convert every row.
-    from django.db.models.sql.compiler import SQLCompiler
-    from django.utils import timezone
-
-    from annotate.models import Assignment, Item
-    from annotate.rows import CompiledQuery
-
-    campaign = make_campaign()
-    make_document(campaign)
-    item = Item.objects.get(campaign=campaign)
-    layouts = {}
-    for n in range(2):
-        worker = qualify(make_worker(), campaign).worker
-        assignment = Assignment.objects.create(item=item, worker=worker, expires_at=timezone.now() + timezone.timedelta(minutes=30),
-                                               layout={"summaries": [{"summary": n, "order": [n, n + 1]}]})
-        layouts[assignment.pk] = assignment.layout
-    with_item = CompiledQuery(lambda assignment_id: Assignment.objects.select_related("item").filter(pk=assignment_id)[:1],
-                              assignment_id=int)
-    worked_out = []
-    original = SQLCompiler.get_converters
-    monkeypatch.setattr(SQLCompiler, "get_converters", lambda self, expressions: worked_out.append(1) or original(self, expressions))
-    read = {pk: with_item.row(assignment_id=pk) for pk in layouts}
-    assert {pk: row.layout for pk, row in read.items()} == layouts and all(row.item == item for row in read.values())
-    assert len(worked_out) == 1  # the first run only
-
-
 def test_a_compiled_query_refuses_what_it_cannot_bind():
     from annotate.models import Assignment
     from annotate.rows import CompiledQuery
