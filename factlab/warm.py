@@ -17,8 +17,10 @@ def load_for_jobs() -> None:
 
 
 def load_for_requests() -> None:
-    """Every view module (the URL conf), the spaCy pipelines that claims and submits use, and what every
-    first request would import (authentication backends, session engine, cache backend, base template).
+    """Every view module (the URL conf), the Celery task modules (a submit or an import sends a job, and
+    sending one imports its module: the reports' statistics with it, scikit-learn and scipy included), the
+    spaCy pipelines that claims and submits use, and what every first request would import (authentication
+    backends, session engine, cache backend, base template).
     Nothing here connects to a database or to Redis: forked workers must not share a connection."""
     from importlib import import_module
 
@@ -29,8 +31,10 @@ def load_for_requests() -> None:
     from django.utils.module_loading import import_string
 
     from annotate.nlp import load_pipelines
+    from factlab.celery import app
 
     get_resolver().url_patterns  # noqa: B018 - imports the URL conf and every view module
+    app.loader.import_default_modules()  # every app's tasks module, as a worker imports them
     get_backends()
     import_module(settings.SESSION_ENGINE)
     import_string(settings.CACHES["default"]["BACKEND"])

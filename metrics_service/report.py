@@ -37,7 +37,6 @@ from metrics_service.stats import (
     balanced_accuracy_report,
     category_agreement,
     category_confusion,
-    correlation,
     error_distribution,
     expert_agreement,
     factual_agreement,
@@ -47,7 +46,7 @@ from metrics_service.stats import (
 )
 from metrics_service.stats._util import jsonable
 from metrics_service.stats.annotators import annotator_agreement
-from metrics_service.stats.correlation import SPEARMAN_DEFINITIONS
+from metrics_service.stats.correlation import SPEARMAN_DEFINITIONS, correlation
 from metrics_service.stats.label_aggregation import check_method, confident_summaries
 from metrics_service.stats.label_aggregation import summary_scores as aggregated_summary_scores
 from metrics_service.stats.minimal_pairs import AUC_REFERENCES

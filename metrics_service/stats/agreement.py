@@ -19,6 +19,10 @@ A *unit* is one (summary_id, sentence_index); only units with at least two judge
   annotators agree only when they chose exactly the same set. FRANK's annotators mostly chose one category,
   where this is the plain category. ``per_category`` adds, for each category, the binary Fleiss' kappa of
   "chose this category or not" on the same units.
+
+statsmodels and scikit-learn are imported where a kappa is computed, not with the module: the span protocol
+reads :data:`UNIT` and Krippendorff's alpha from here at every web and worker process's start, which must not
+pay for either (about a second and a half of CPU each).
 """
 from __future__ import annotations
 
@@ -28,8 +32,6 @@ from collections.abc import Iterable, Sequence
 import krippendorff
 import numpy as np
 import pandas as pd
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import fleiss_kappa
 
 from taxonomies.frank import CODES, normalize_code
 
@@ -80,6 +82,8 @@ def fleiss_from_labels(judgements: pd.DataFrame, label: str) -> tuple[float | No
     if table.shape[0] == 0 or modal < 2:
         return None, 0
     with np.errstate(divide="ignore", invalid="ignore"):
+        from statsmodels.stats.inter_rater import fleiss_kappa  # at first use: see the module docstring
+
         kappa = fleiss_kappa(table, method="fleiss")
     return clean_float(kappa), int(table.shape[0])
 
@@ -243,6 +247,8 @@ def expert_agreement(judgements: pd.DataFrame, experts: pd.DataFrame) -> dict | 
         with warnings.catch_warnings():
             # One label on both sides: kappa is undefined and reported as None.
             warnings.simplefilter("ignore")
+            from sklearn.metrics import cohen_kappa_score  # at first use: see the module docstring
+
             kappa = cohen_kappa_score(crowd_labels, expert_labels)
     return {
         "cohen_kappa": clean_float(kappa),

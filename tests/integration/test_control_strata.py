@@ -107,13 +107,16 @@ def test_the_best_threshold_rule_over_a_feature_and_its_direction():
 
 
 def _rule_score(values, factual, threshold, above):
-    from sklearn.metrics import balanced_accuracy_score
-
-    return balanced_accuracy_score(factual, [(value >= threshold) == above for value in values])
+    """Balanced accuracy by its definition, the mean of the two classes' recall, one answer at a time (what
+    scikit-learn's ``balanced_accuracy_score`` gives for two classes, at a hundredth of its cost per call)."""
+    predicted = [(value >= threshold) == above for value in values]
+    recalls = [sum(guess == label for guess, truth in zip(predicted, factual) if truth == label) / factual.count(label)
+               for label in (True, False)]
+    return sum(recalls) / 2
 
 
 def test_the_best_threshold_rule_is_the_best_of_every_threshold_in_both_directions():
-    # Against scikit-learn scoring every (threshold, direction) in turn: the rule found scores the best there is,
+    # Against the definition scoring every (threshold, direction) in turn: the rule found scores the best there is,
     # and says its own score (equal scores at other thresholds may differ in the last bit, so either may be found).
     import random
 

@@ -4,8 +4,8 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from metrics_service.stats import correlation, williams_test
-from metrics_service.stats.correlation import williams_matrix
+from metrics_service.stats import williams_test
+from metrics_service.stats.correlation import correlation, williams_matrix
 
 
 def data(n=200, seed=1):

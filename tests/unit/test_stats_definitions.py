@@ -7,8 +7,7 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 from statsmodels.stats.proportion import proportion_confint
 
-from metrics_service.stats import correlation
-from metrics_service.stats.correlation import demean, group_codes, partial_residuals
+from metrics_service.stats.correlation import correlation, demean, group_codes, partial_residuals
 from metrics_service.stats.resampling import (
     bootstrap_counts,
     weighted_auc,

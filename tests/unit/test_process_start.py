@@ -1,0 +1,52 @@
+"""What a process of the site loads when it starts, before it runs a task module: every manage.py command pays
+for it (the workers' health check that docker-compose.yml runs every 30 s, migrate, create_admin). The
+statistics' libraries come with the reports' modules, which the web server's master and each Celery worker load
+once before they fork (factlab/warm.py), not with the site."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+# Loaded only where a report, a kappa or a model needs them (about a second and a half of CPU together).
+HEAVY_AT_START = ("sklearn", "statsmodels", "scipy", "torch", "spacy", "transformers", "crowdkit")
+
+START_THE_SITE = """
+import json, sys
+import django
+django.setup()
+from django.urls import get_resolver
+get_resolver().url_patterns  # every view module, as the first request loads them
+import factlab.celery, factlab.wsgi  # the Celery app and the web application, as a command's start loads them
+from metrics_service.stats import majority_label  # the package itself: its names are loaded when asked for
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+@pytest.mark.slow
+def test_starting_the_site_loads_no_statistics_or_model_library():
+    env = {**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "factlab.settings"}
+    env.pop("DATABASE_URL", None)
+    run = subprocess.run([sys.executable, "-c", START_THE_SITE], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    loaded = set(json.loads(run.stdout.strip().splitlines()[-1]))
+    assert "annotate" in loaded and "metrics_service" in loaded  # the apps did start
+    assert not loaded & set(HEAVY_AT_START), sorted(loaded & set(HEAVY_AT_START))
+
+
+def test_the_statistics_package_gives_each_name_from_its_module():
+    from metrics_service import stats
+    from metrics_service.stats import agreement, correlation, majority
+
+    assert stats.majority_label is majority.majority_label and stats.williams_test is correlation.williams_test
+    assert stats.correlation is correlation  # the module: its function is imported from it
+    assert stats.factual_agreement is agreement.factual_agreement
+    assert set(stats.__all__) <= set(dir(stats))
+    with pytest.raises(AttributeError, match="no attribute 'no_such_statistic'"):
+        stats.no_such_statistic  # noqa: B018
