@@ -21,7 +21,6 @@ from django.utils.timesince import timesince
 
 from annotate.models import Campaign
 
-from . import selectors
 from .models import CampaignFigures
 
 WORKER_RELIABILITY = "worker_reliability"
@@ -53,6 +52,10 @@ class Freshness:
 
 def campaign_state(campaign: Campaign) -> str:
     """The campaign's data state (counts, max ids, change times of what the figures read) as one string."""
+    # The selectors read frames with pandas: imported here, not with this module, which every process that
+    # sends a scoring job or a submit imports at start (manage.py commands included).
+    from . import selectors
+
     return hashlib.sha1(repr(selectors.state_fingerprint(campaign)).encode()).hexdigest()
 
 

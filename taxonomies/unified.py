@@ -42,11 +42,13 @@ Plain Python: no Django, nothing of ``annotate`` or ``metrics_service`` (both re
 from __future__ import annotations
 
 from collections.abc import Iterable
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from taxonomies import bump as bump_taxonomy
 from taxonomies.frank import normalize_code
+
+if TYPE_CHECKING:  # pragma: no cover - a table is read, not built: the span protocol imports this at start
+    import pandas as pd
 
 INTRINSIC_NP = "intrinsic_np"
 INTRINSIC_PREDICATE = "intrinsic_predicate"
@@ -136,6 +138,7 @@ def annotator_types(judgements: pd.DataFrame, *, min_annotators: int = MIN_ANNOT
 
     Examples
     --------
+    >>> import pandas as pd
     >>> rows = pd.DataFrame({"summary_id": [1, 1, 1, 1], "worker_id": [7, 8, 9, 9], "sentence_index": [0, 0, 0, 1],
     ...                      "categories": [["EntE"], ["OutE"], ["RelE"], ["RelE"]]})
     >>> annotator_types(rows)

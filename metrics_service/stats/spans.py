@@ -20,19 +20,21 @@ a table of answers, one row per (summary, annotator)::
   and overlap (same type, at least one shared word), pooled over pairs.
 * :func:`token_truth`: the human token labels a detector is measured against (same rule as the summary types).
 
-Pure Python, numpy and pandas; no Django.
+Pure Python, numpy and pandas; no Django. The functions that build frames import pandas (and the agreement
+module) themselves: the span protocol reads the token functions here at every web and worker process's start,
+and every manage.py command's, which must not pay for pandas.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from taxonomies.unified import MIN_ANNOTATORS, UNIFIED_TYPES
 
-from .agreement import UNIT, krippendorff_nominal
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 Span = tuple[int, int, str]
 NO_ERROR = "none"
@@ -164,10 +166,15 @@ def token_labels(answers: pd.DataFrame) -> pd.DataFrame:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> answers = pd.DataFrame({"summary_id": [1], "worker_id": [7], "n_tokens": [2], "spans": [[(1, 2, "extrinsic_np")]]})
     >>> token_labels(answers)["label"].tolist()
     ['none', 'extrinsic_np']
     """
+    import pandas as pd
+
+    from .agreement import UNIT
+
     rows = []
     for summary_id, worker_id, n_tokens, spans in answers[["summary_id", "worker_id", "n_tokens", "spans"]].itertuples(index=False):
         for i, types in enumerate(token_types(int(n_tokens), spans)):
@@ -181,11 +188,14 @@ def token_alpha(answers: pd.DataFrame) -> float | None:
 
     Examples
     --------
+    >>> import pandas as pd
     >>> answers = pd.DataFrame({"summary_id": [1, 1], "worker_id": [7, 8], "n_tokens": [4, 4],
     ...                         "spans": [[(1, 3, "extrinsic_np")], [(1, 3, "extrinsic_np")]]})
     >>> token_alpha(answers)
     1.0
     """
+    from .agreement import UNIT, krippendorff_nominal
+
     table = token_labels(answers)
     if table.empty or table.groupby(UNIT)["worker_id"].nunique().max() < 2:
         return None
@@ -200,11 +210,14 @@ def token_label_models(answers: pd.DataFrame, methods: Sequence[str] = ("dawid_s
 
     Examples
     --------
+    >>> import pandas as pd
     >>> answers = pd.DataFrame({"summary_id": [1, 1, 1], "worker_id": [7, 8, 9], "n_tokens": [3, 3, 3],
     ...     "spans": [[(0, 1, "extrinsic_np")], [(0, 1, "extrinsic_np")], []]})
     >>> token_label_models(answers)["dawid_skene"]["labels"]
     {'extrinsic_np': 1, 'none': 2}
     """
+    import pandas as pd
+
     from .label_aggregation import fit_labels
 
     table = token_labels(answers)
@@ -271,6 +284,7 @@ def pairwise_span_f1(answers: pd.DataFrame, *, against: pd.DataFrame | None = No
 
     Examples
     --------
+    >>> import pandas as pd
     >>> answers = pd.DataFrame({"summary_id": [1, 1, 1], "worker_id": [7, 8, 9],
     ...     "spans": [[(0, 2, "extrinsic_np")], [(0, 2, "extrinsic_np")], [(1, 3, "extrinsic_np")]]})
     >>> pairwise_span_f1(answers)
@@ -301,11 +315,14 @@ def majority_answers(answers: pd.DataFrame, *, min_annotators: int = MIN_ANNOTAT
 
     Examples
     --------
+    >>> import pandas as pd
     >>> answers = pd.DataFrame({"summary_id": [1, 1], "worker_id": [7, 8], "n_tokens": [4, 4],
     ...                         "spans": [[(0, 2, "extrinsic_np")], [(1, 3, "extrinsic_np")]]})
     >>> majority_answers(answers)["spans"].tolist()
     [[(1, 2, 'extrinsic_np')]]
     """
+    import pandas as pd
+
     rows = []
     for summary_id, group in answers.groupby("summary_id", sort=True):
         n_tokens = int(group["n_tokens"].iloc[0])

@@ -13,8 +13,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-# Loaded only where a report, a kappa or a model needs them (about a second and a half of CPU together).
-HEAVY_AT_START = ("sklearn", "statsmodels", "scipy", "torch", "spacy", "transformers", "crowdkit")
+# Loaded only where a report, a kappa, a table or a model needs them (two seconds of CPU together).
+HEAVY_AT_START = ("sklearn", "statsmodels", "scipy", "pandas", "pyarrow", "krippendorff", "torch", "spacy", "transformers", "matplotlib", "crowdkit")
 
 START_THE_SITE = """
 import json, sys
