@@ -5,6 +5,11 @@ Each command runs ``--runs`` times in a fresh interpreter; printed are the media
 CPU time is the figure a shared machine does not inflate. Then, for ``manage.py check``, whether torch,
 transformers, spaCy, matplotlib, scikit-learn or pandas were imported (they must not be).
 
+Last, what a serving process loads before it serves (``factlab/warm.py``): gunicorn's master
+(``load_for_requests``) and each Celery worker (``load_for_jobs``), in a fresh interpreter after
+``django.setup()``: median CPU seconds of the loading alone, peak memory and how many times a spaCy model
+was loaded from disk.
+
 Usage::
 
     .venv/bin/python benchmarks/startup.py --runs 5
@@ -56,6 +61,37 @@ def main() -> None:
     )
     loaded = subprocess.run([python, "-c", probe], cwd=ROOT, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
     print(f"heavy libraries loaded by manage.py check: {loaded}")
+    for loader in ("load_for_requests", "load_for_jobs"):
+        runs = [_serving_start(python, loader) for _ in range(args.runs)]
+        cpu = statistics.median(r["cpu"] for r in runs)
+        rss = statistics.median(r["rss_mb"] for r in runs)
+        print(f"serving start, {loader:<18} median cpu {cpu:5.2f} s  peak memory {rss:4.0f} MB  "
+              f"spaCy models loaded from disk: {runs[0]['model_loads']}", flush=True)
+
+
+SERVING_PROBE = """
+import json, resource, time
+import django
+django.setup()
+import spacy
+loads = []
+real_load = spacy.load
+spacy.load = lambda *args, **kwargs: loads.append(args) or real_load(*args, **kwargs)
+from factlab import warm
+started = time.process_time()
+getattr(warm, {loader!r})()
+print(json.dumps({{"cpu": time.process_time() - started, "model_loads": len(loads),
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def _serving_start(python: str, loader: str) -> dict:
+    """One fresh interpreter's run of ``factlab.warm.<loader>`` (spaCy imported before the clock starts)."""
+    import json
+
+    out = subprocess.run([python, "-c", SERVING_PROBE.format(loader=loader)], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
