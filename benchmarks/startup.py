@@ -17,6 +17,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -87,8 +88,6 @@ print(json.dumps({{"cpu": time.process_time() - started, "model_loads": len(load
 
 def _serving_start(python: str, loader: str) -> dict:
     """One fresh interpreter's run of ``factlab.warm.<loader>`` (spaCy imported before the clock starts)."""
-    import json
-
     out = subprocess.run([python, "-c", SERVING_PROBE.format(loader=loader)], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])

@@ -45,7 +45,7 @@ from annotate.models import (
 )
 from annotate.protocols import protocol_for
 
-from .quality import scored_checks
+from .quality import Check, scored_checks
 
 #: The page features a rule can answer by, in the order of an answer's ``features``: word overlap with the
 #: closest article sentence, the sentence's word count, its position in the summary, the summary's sentences.
@@ -294,6 +294,22 @@ def _recent_items_with_answers(
     return recent, first_read
 
 
+def enough_contradicted(checks: Sequence[Check]) -> bool:
+    """Whether the worker's wrong answers among ``checks`` are enough for the rule to find
+    :data:`MIN_CONTRADICTED` answers against the known labels that follow a page feature; below that, the
+    rule cannot hold pay and the worker's answers are not read for it.
+
+    Examples
+    --------
+    >>> from annotate.services.quality import Check
+    >>> enough_contradicted([Check(expected_factual=False, correct=False, count=2)])
+    False
+    >>> enough_contradicted([Check(expected_factual=False, correct=False, count=3)])
+    True
+    """
+    return sum(check.count for check in checks if not check.correct) >= FOLLOWS_RULE_SHARE * MIN_CONTRADICTED
+
+
 def predictable_answers_hold(participation: Participation, assignment: Assignment | None = None) -> str | None:
     """Called at submission of ``assignment`` (the participation locked, this item stored): the reason to hold
     the worker's pay when a page feature predicts their answers almost perfectly, even against the known labels,
@@ -303,6 +319,6 @@ def predictable_answers_hold(participation: Participation, assignment: Assignmen
     # The rule needs answers against the known labels; the checks the block rules scored in this submission
     # count them without a query, so a worker who seldom misses one costs nothing here.
     checks = scored_checks(participation)
-    if checks is not None and sum(check.count for check in checks if not check.correct) < FOLLOWS_RULE_SHARE * MIN_CONTRADICTED:
+    if checks is not None and not enough_contradicted(checks):
         return None
     return predictable_evidence(worker_answers(participation, assignment))

@@ -36,7 +36,7 @@ from annotate.models import (
 )
 from annotate.services.imports import import_dataset
 from annotate.services.overlap import sentence_page_features
-from annotate.services.predictable_answers import FOLLOWS_RULE_SHARE, MIN_CONTRADICTED
+from annotate.services.predictable_answers import enough_contradicted
 from annotate.services.quality import worker_checks
 from tests.celery_helpers import worker_database_url
 from tests.conftest import REPO_ROOT
@@ -200,7 +200,7 @@ def test_an_item_cycle_costs_a_fixed_small_number_of_queries(client, settings, d
         # Once per worker, the submit whose answers against known labels first reach the predictable-answers rule's
         # minimum reads the earlier items' layouts and answers, which no cache kept since nothing compared them yet:
         # 2 more queries. Which submit that is depends on the item claimed and its traps' places (random per item).
-        rule_applies = sum(check.count for check in worker_checks(worker, campaign) if not check.correct) >= FOLLOWS_RULE_SHARE * MIN_CONTRADICTED
+        rule_applies = enough_contradicted(worker_checks(worker, campaign))
         catches_up = rule_applies and not rule_applied and len(counts) > 0
         rule_applied = rule_applied or rule_applies
         counts.append((len(page_queries), len(submit_queries) - (5 if settles else 0) - (2 if catches_up else 0)))
