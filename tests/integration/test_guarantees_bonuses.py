@@ -19,7 +19,6 @@ from annotate.services.bonuses import (
 )
 from tests.factories import make_campaign, make_document, make_worker
 from tests.guarantee_support import (
-    fast_password_hashing,  # noqa: F401 - autouse fixture
     frank_answers,
     require_postgresql,
     run_in_threads,

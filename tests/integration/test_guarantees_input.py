@@ -31,7 +31,6 @@ from annotate.services.assignments import request_assignment
 from annotate.services.imports import import_dataset
 from tests.factories import make_campaign, make_document, make_worker, qualify
 from tests.guarantee_support import (
-    fast_password_hashing,  # noqa: F401 - autouse fixture
     frank_answers,
 )
 

@@ -20,7 +20,6 @@ from django.urls import NoReverseMatch, get_resolver, reverse
 from annotate.frank import content as frank_content
 from annotate.models import Assignment, Participation, Trap
 from tests.factories import make_campaign, make_document, make_worker, qualify
-from tests.guarantee_support import fast_password_hashing  # noqa: F401 - autouse fixture
 
 pytestmark = pytest.mark.django_db
 

@@ -102,7 +102,6 @@ class Clock:
 
 @pytest.fixture
 def clock(monkeypatch, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Claims draw from the random module (which candidate next, when a control item) and pages from their own
     # random.Random() (the order of summaries, traps borrowed from other articles): seeded, the same draws.
     random.seed(20260302)

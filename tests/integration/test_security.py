@@ -116,6 +116,7 @@ print(json.dumps({{
 
 
 @pytest.mark.django_db
+@pytest.mark.production_password_hashing
 def test_passwords_are_stored_hashed():
     user = get_user_model().objects.create_user("alice", password="correct horse battery staple")
     stored = get_user_model().objects.get(pk=user.pk).password

@@ -57,7 +57,6 @@ def _body(response) -> bytes:
 
 @pytest.mark.django_db
 def test_a_rating_campaign_runs_import_claim_page_submit_gold_pay_export_and_report(tmp_path, client, settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     path = tmp_path / "ratings.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in _records()) + "\n")
     # Import: the shared jsonl importer, the toy's items (one per summary) and the gold its data implies.

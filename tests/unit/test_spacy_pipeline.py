@@ -90,3 +90,39 @@ def test_every_use_runs_the_one_loaded_model_and_parses_as_a_model_loaded_withou
     finally:
         spacy_pipeline._without.cache_clear()
         spacy_pipeline._load.cache_clear()
+
+
+
+_PARSE_IN_A_NEW_PROCESS = """
+import json, sys
+if sys.argv[1] == "torch first":
+    import torch  # as in a process whose scorer loaded a model before any pipeline
+from annotate.spacy_pipeline import load_pipeline
+doc = load_pipeline()(sys.argv[2])
+torch_after_pipeline = "torch" in sys.modules
+import torch  # a scorer's later import still works
+print(json.dumps({"torch_after_pipeline": torch_after_pipeline, "torch_works": float(torch.ones(3).sum()) == 3.0,
+                  "parse": [[t.text, t.tag_, t.dep_, t.head.i, t.ent_type_, t.is_sent_start] for t in doc]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_pipeline_loads_without_torch_and_parses_as_with_it(monkeypatch):
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    monkeypatch.delenv("FACTLAB_SPACY_MODEL", raising=False)
+
+    def parse(mode: str) -> dict:
+        ran = subprocess.run([sys.executable, "-c", _PARSE_IN_A_NEW_PROCESS, mode, SAMPLE], cwd=REPO_ROOT,
+                             capture_output=True, text=True, timeout=120, check=False)
+        assert ran.returncode == 0, ran.stderr[-3000:]
+        return json.loads(ran.stdout)
+
+    without, with_torch = parse("pipeline first"), parse("torch first")
+    assert not without["torch_after_pipeline"] and with_torch["torch_after_pipeline"]
+    assert without["torch_works"] and with_torch["torch_works"]
+    assert without["parse"] == with_torch["parse"] and len(without["parse"]) > 40
