@@ -7,8 +7,8 @@ transformers, spaCy, matplotlib, scikit-learn or pandas were imported (they must
 
 Last, what a serving process loads before it serves (``factlab/warm.py``): gunicorn's master
 (``load_for_requests``) and each Celery worker (``load_for_jobs``), in a fresh interpreter after
-``django.setup()``: median CPU seconds of the loading alone, peak memory and how many times a spaCy model
-was loaded from disk.
+``django.setup()``: median CPU seconds of the loading alone (spaCy's import included), peak memory, how many
+times a spaCy model was loaded from disk and whether torch was imported.
 
 Usage::
 
@@ -67,27 +67,33 @@ def main() -> None:
         cpu = statistics.median(r["cpu"] for r in runs)
         rss = statistics.median(r["rss_mb"] for r in runs)
         print(f"serving start, {loader:<18} median cpu {cpu:5.2f} s  peak memory {rss:4.0f} MB  "
-              f"spaCy models loaded from disk: {runs[0]['model_loads']}", flush=True)
+              f"spaCy models loaded from disk: {runs[0]['model_loads']}  torch imported: {'yes' if runs[0]['torch'] else 'no'}",
+              flush=True)
 
 
 SERVING_PROBE = """
 import json, resource, time
+import sys
 import django
 django.setup()
-import spacy
+started = time.process_time()
+try:  # as the serving process imports it (without torch where no pipeline needs it)
+    from annotate.spacy_pipeline import import_spacy
+    spacy = import_spacy()
+except ImportError:  # a release before that loader
+    import spacy
 loads = []
 real_load = spacy.load
 spacy.load = lambda *args, **kwargs: loads.append(args) or real_load(*args, **kwargs)
 from factlab import warm
-started = time.process_time()
 getattr(warm, {loader!r})()
-print(json.dumps({{"cpu": time.process_time() - started, "model_loads": len(loads),
+print(json.dumps({{"cpu": time.process_time() - started, "model_loads": len(loads), "torch": "torch" in sys.modules,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
 
 
 def _serving_start(python: str, loader: str) -> dict:
-    """One fresh interpreter's run of ``factlab.warm.<loader>`` (spaCy imported before the clock starts)."""
+    """One fresh interpreter's run of ``factlab.warm.<loader>``, spaCy's import included."""
     out = subprocess.run([python, "-c", SERVING_PROBE.format(loader=loader)], cwd=ROOT, check=True,
                          capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
