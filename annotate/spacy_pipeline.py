@@ -111,19 +111,19 @@ def import_spacy():
     a scorer that imports torch later in the same process gets it as usual (serving processes load spaCy at
     start, before any thread of theirs could import torch meanwhile). Where torch is already imported, or a
     transformer pipeline's package is installed, spaCy is imported as it is."""
-    if "thinc" in sys.modules or "torch" in sys.modules or any(
-        importlib.util.find_spec(name) is not None for name in PYTORCH_PIPELINE_PACKAGES
-    ):
-        import spacy
+    with _import_lock:  # one decision at a time: torch imported meanwhile is never taken out of sys.modules
+        if "thinc" in sys.modules or "torch" in sys.modules or any(
+            importlib.util.find_spec(name) is not None for name in PYTORCH_PIPELINE_PACKAGES
+        ):
+            import spacy
 
-        return spacy
-    with _import_lock:
+            return spacy
         sys.modules["torch"] = None  # type: ignore[assignment]  # `import torch` raises ImportError meanwhile
         try:
             import spacy
         finally:
             del sys.modules["torch"]
-    return spacy
+        return spacy
 
 
 @functools.cache

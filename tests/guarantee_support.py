@@ -90,4 +90,3 @@ def workers_with_several_active(campaign: Campaign) -> list[dict]:
         .annotate(n=Count("id"))
         .filter(n__gt=1)
     )
-

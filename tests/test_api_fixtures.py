@@ -42,7 +42,6 @@ def client_for(user) -> APIClient:
     return client
 
 
-
 @pytest.fixture
 def admin_user(db):
     return get_user_model().objects.create_user("api-admin", password="admin-pass-123", is_staff=True)
