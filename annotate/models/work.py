@@ -49,7 +49,11 @@ class Assignment(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["item", "worker"], name="assignment_once_per_worker")]
         indexes = [
-            models.Index(fields=["item", "status"]),
+            # An item's assignments by status, and by network: every claim asks, of each of its 100 candidate items,
+            # whether someone from the claiming network holds or judged it; with the network in the index that is
+            # a probe of the index alone, where reading each live assignment's row to compare networks was most
+            # of the claim's database work.
+            models.Index(fields=["item", "status", "network"], name="assignment_item_status_network"),
             # A worker's assignments by status, latest submitted last: the submit's predictable-answers check reads a
             # worker's latest submissions from its end (a few index entries), not the whole history sorted.
             models.Index(fields=["worker", "status", "submitted_at"], name="assignment_worker_latest"),

@@ -14,12 +14,17 @@ from django.db import transaction
 from annotate.importers.base import ImportFailed, ImportReport, ProgressCallback
 from annotate.importers.scores import import_csv_scores, import_frank_scores, import_jsonl_scores
 from annotate.importers.store import Store
-from annotate.models import Campaign, Document
+from annotate.models import Campaign, Document, GoldLabel, Item, MetricScore, SentenceJudgement, Summary, Trap
 from annotate.protocols import PROTOCOLS, dataset_formats
 from annotate.services.campaigns import create_campaign
 from annotate.services.gold import gold_from_imported_labels
+from annotate.services.planner_statistics import refresh_planner_statistics_on_commit
 
 SCORE_FORMATS: dict[str, Callable] = {"frank": import_frank_scores, "jsonl": import_jsonl_scores, "csv": import_csv_scores}
+#: The tables a dataset import fills (the campaign's documents, summaries, items, traps, imported judgements and
+#: the gold made from them) and those a score import fills: analyzed once the import commits.
+DATASET_TABLES = (Document, Summary, Item, Trap, SentenceJudgement, GoldLabel, MetricScore)
+SCORE_TABLES = (MetricScore,)
 
 
 def _no_progress(done: int, total: int | None) -> None:
@@ -82,6 +87,7 @@ def import_dataset(
                 public_labels=report.public_labels
             )
         gold_from_imported_labels(campaign)  # control items: the human labels that came with the data
+        refresh_planner_statistics_on_commit(DATASET_TABLES)
         queue_page_preparation(campaign)
         queue_figures(campaign)
     return report
@@ -120,5 +126,6 @@ def import_scores(
         SCORE_FORMATS[fmt](store, resolved, progress or _no_progress)
         store.problems.raise_if_any()
         store.flush()
+        refresh_planner_statistics_on_commit(SCORE_TABLES)
         queue_figures(campaign)
     return report
