@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
-from annotate.models import Assignment, Campaign, Item
+from annotate.importers.base import ImportFailed
+from annotate.models import Campaign, Item
 from annotate.services.imports import DATASET_TABLES, import_dataset
-from annotate.services.planner_statistics import refresh_planner_statistics, refresh_planner_statistics_on_commit
 
 SUBSET = Path(__file__).resolve().parents[2] / "data" / "frank-subset"
 
@@ -21,10 +21,20 @@ def _planner_rows(model) -> float:
         return cursor.fetchone()[0]
 
 
+def _times_analyzed(model) -> int:
+    """How many times the model's table has been analyzed by hand (PostgreSQL's cumulative statistics, read afresh)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute("SELECT analyze_count FROM pg_stat_user_tables WHERE relid = %s::regclass", [model._meta.db_table])
+        return cursor.fetchone()[0]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_committed_import_analyzes_the_tables_it_filled(settings):
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
+    analyzed_before = _times_analyzed(Item)
     import_dataset("frank", [SUBSET], campaign_slug="analyzed", campaign_kind="frank")
+    assert _times_analyzed(Item) == analyzed_before + 1
     campaign = Campaign.objects.get(slug="analyzed")
     # Small tables are sampled whole: the planner's count is the table's.
     for model in DATASET_TABLES:
@@ -33,18 +43,11 @@ def test_a_committed_import_analyzes_the_tables_it_filled(settings):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failed_import_analyzes_nothing(settings, tmp_path):
+def test_an_import_rolled_back_by_its_caller_analyzes_nothing(settings):
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
-    refresh_planner_statistics([Item])
-    before = _planner_rows(Item)
-    broken = tmp_path / "broken.jsonl"
-    broken.write_text('{"id": "d1"}\n')
-    with pytest.raises(Exception):
-        import_dataset("jsonl", [broken], campaign_slug="broken", campaign_kind="frank")
-    assert _planner_rows(Item) == before
-
-
-def test_inside_a_transaction_the_analysis_waits_for_the_commit(db, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks() as callbacks:
-        refresh_planner_statistics_on_commit([Assignment])
-    assert len(callbacks) == 1
+    analyzed_before = _times_analyzed(Item)
+    with pytest.raises(ImportFailed), transaction.atomic():
+        import_dataset("frank", [SUBSET], campaign_slug="rolled-back", campaign_kind="frank")
+        raise ImportFailed("the caller's next step failed")
+    assert not Campaign.objects.filter(slug="rolled-back").exists()
+    assert _times_analyzed(Item) == analyzed_before
