@@ -25,7 +25,6 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from annotate.models import (
-    Assignment,
     AssignmentStatus,
     Campaign,
     Document,
@@ -46,7 +45,7 @@ from taxonomies.frank import BY_CODE  # a plain data module
 from .checks_version import checks_changed
 from .errors import InvalidSubmission
 from .overlap import band_sql, record_overlaps, summary_sentences
-from .quality import gold_tallies_of_rows, worker_quality
+from .quality import gold_tallies_of_rows, scored_assignments_sql, worker_quality
 
 #: Imported judgements of one sentence needed before their majority is gold.
 MIN_IMPORTED_VOTES = 3
@@ -233,21 +232,28 @@ def sentence_gold_statement(
 
     Gold is scored on Yes/No only: which category a real error belongs to is where honest annotators disagree
     most (FRANK's own), and the category of imported gold is often unknown."""
-    params: list = [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
-    until_sql = ""
-    if until is not None:
-        until_sql, params = " AND a.submitted_at <= %s", [*params, until]
-    if assignment_id is not None:  # one submission's answers (what it adds to the counts it is scored on)
-        until_sql, params = f"{until_sql} AND a.id = %s", [*params, assignment_id]
+    assignments, assignment_params, where, where_params = scored_assignments_sql(worker_id, campaign, until=until, assignment_id=assignment_id)
+    label_table = GoldLabel._meta.db_table
+    if connection.vendor == "postgresql":
+        # Each judgement's gold label by the unique (summary, sentence) index, in a LATERAL subquery that PostgreSQL
+        # cannot turn into a hash join: one was planned from a new campaign's statistics and read every gold
+        # label of every campaign at each submission. (The demo's SQLite has no LATERAL; it probes the index.)
+        labels = f"""JOIN LATERAL (
+            SELECT label.factual, label.public, label.overlap FROM {label_table} label
+            WHERE label.summary_id = j.summary_id AND label.sentence_index = j.sentence_index LIMIT 1
+        ) g ON TRUE"""
+    else:
+        labels = f"JOIN {label_table} g ON g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index"
     gold_sql = f"""
         SELECT g.factual, COALESCE(j.factual = g.factual, FALSE), g.public, d.dataset, {band_sql('g.overlap')}, a.submitted_at, COUNT(*)
-        FROM {Assignment._meta.db_table} a
+        FROM {assignments}
         JOIN {Item._meta.db_table} i ON i.id = a.item_id
         JOIN {Document._meta.db_table} d ON d.id = i.document_id
         JOIN {SentenceJudgement._meta.db_table} j ON j.assignment_id = a.id
-        JOIN {GoldLabel._meta.db_table} g ON g.summary_id = j.summary_id AND g.sentence_index = j.sentence_index
-        WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
+        {labels}
+        WHERE {where}
         GROUP BY 1, 2, 3, 4, 5, 6"""
+    params = [*assignment_params, *where_params]
     return gold_sql, params
 
 

@@ -244,32 +244,46 @@ def trap_checks(worker_id: int, campaign: Campaign, *, until: datetime | None = 
         return [_trap_check(*row) for row in cursor.fetchall()]
 
 
+def scored_assignments_sql(
+    worker_id: int, campaign: Campaign, *, until: datetime | None, assignment_id: int | None,
+) -> tuple[str, list, str, list]:
+    """The worker's submitted assignments in the campaign (up to ``until``; only ``assignment_id``), for the
+    statements that score them: a FROM item aliased ``a`` with its parameters, and the WHERE condition (on ``a``
+    and its item ``i``) with its parameters.
+
+    One submission's assignment is read by its primary key in a subquery of its own (its ``LIMIT`` keeps
+    PostgreSQL from merging it into the outer query): merged, the planner weighed the key against the index by
+    worker and status, took the latter when its statistics were those of a new campaign's empty table, and read
+    all of the worker's assignments to find the one."""
+    table = Assignment._meta.db_table
+    source, source_params = (table, []) if assignment_id is None else (f"(SELECT * FROM {table} WHERE id = %s LIMIT 1)", [assignment_id])
+    where, params = "a.worker_id = %s AND a.status = %s AND i.campaign_id = %s", [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
+    if until is not None:
+        where, params = f"{where} AND a.submitted_at <= %s", [*params, until]
+    return f"{source} a", source_params, where, params
+
+
 def _trap_statement(worker_id: int, campaign: Campaign, *, until: datetime | None, assignment_id: int | None) -> tuple[str, list]:
     """The SQL of :func:`trap_checks` and its parameters; rows as :func:`_trap_check` takes them."""
-    params: list = [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
-    until_sql = ""
-    if until is not None:
-        until_sql, params = " AND a.submitted_at <= %s", [*params, until]
-    if assignment_id is not None:
-        until_sql, params = f"{until_sql} AND a.id = %s", [*params, assignment_id]
+    assignments, assignment_params, where, where_params = scored_assignments_sql(worker_id, campaign, until=until, assignment_id=assignment_id)
     tables = {
-        "assignment": Assignment._meta.db_table, "item": Item._meta.db_table, "answer": TrapAnswer._meta.db_table,
+        "item": Item._meta.db_table, "answer": TrapAnswer._meta.db_table,
         "trap": Trap._meta.db_table, "summary": Summary._meta.db_table, "document": Document._meta.db_table,
     }
     # A trap taken from a summary of a public data set is public, unless a worker wrote that summary here.
     written_sql, written_params = _written_here_sql("t.edited_summary_id")
-    params = [*written_params, *params]
+    params = [*written_params, *assignment_params, *where_params]
     trap_sql = f"""
         SELECT t.expected_factual, t_answer.correct, t.weight, t.source,
                COALESCE(ed.public_labels, '') <> '' AND NOT ({written_sql}), d.dataset, {band_sql('t.overlap')}, a.submitted_at, COUNT(*)
         FROM {tables['answer']} t_answer
-        JOIN {tables['assignment']} a ON a.id = t_answer.assignment_id
+        JOIN {assignments} ON a.id = t_answer.assignment_id
         JOIN {tables['item']} i ON i.id = a.item_id
         JOIN {tables['document']} d ON d.id = i.document_id
         JOIN {tables['trap']} t ON t.id = t_answer.trap_id
         LEFT JOIN {tables['summary']} es ON es.id = t.edited_summary_id
         LEFT JOIN {tables['document']} ed ON ed.id = es.document_id
-        WHERE a.worker_id = %s AND a.status = %s AND i.campaign_id = %s{until_sql}
+        WHERE {where}
         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8"""
     return trap_sql, params
 
