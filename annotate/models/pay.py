@@ -23,7 +23,9 @@ class PayDecision(models.Model):
 
     key = models.CharField(max_length=200, unique=True)
     kind = models.CharField(max_length=10, choices=PayDecisionKind.choices)
-    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="pay_decisions")
+    # Found by the index by worker, campaign and kind below (a second index by worker alone let the planner read
+    # the worker's decisions of every campaign).
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="pay_decisions", db_index=False)
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="pay_decisions")
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="pay_decisions")
     amount = models.DecimalField(max_digits=8, decimal_places=2)
@@ -49,7 +51,9 @@ class BonusEntry(models.Model):
     """Append-only bonus ledger. ``key`` is unique so recomputing or retrying never pays twice."""
 
     key = models.CharField(max_length=200, unique=True)
-    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="bonuses")
+    # Found by the index by worker, campaign and amount below (a second index by worker alone let the planner read
+    # the worker's entries of every campaign).
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="bonuses", db_index=False)
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="bonuses")
     assignment = models.ForeignKey(Assignment, null=True, blank=True, on_delete=models.PROTECT, related_name="bonuses")
     amount = models.DecimalField(max_digits=8, decimal_places=2)
@@ -60,6 +64,12 @@ class BonusEntry(models.Model):
     class Meta:
         verbose_name_plural = "bonus entries"
         ordering = ["created_at"]
+        indexes = [
+            # Every task page shows what the ledger owes the worker in the campaign (``ledger.owed_in_campaign``):
+            # by worker alone that sum read the worker's entries of every campaign; with the amount in the index
+            # it reads this campaign's entries from the index alone.
+            models.Index(fields=["worker", "campaign", "amount"], name="bonusentry_worker_campaign"),
+        ]
 
 
 __all__ = ["BonusEntry", "PayDecision", "PayDecisionKind"]

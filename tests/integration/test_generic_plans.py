@@ -1,10 +1,10 @@
-"""The statements every claim and submission runs read what their answer needs, whatever PostgreSQL believes of
-the tables: psycopg prepares a statement after its second run on a connection, and PostgreSQL then plans it
-once for any parameters (a generic plan), from the statistics of the moment. For a new campaign those say the
-assignment, judgement and ledger tables are empty (the import analyzed them so); a plan chosen for empty tables
-that reads a worker's whole history, every gold label or the whole ledger costs more at every submission as the
-campaign runs. Each test plans the statement as it was run, generically, on statistics taken before the worker
-started, and checks how each table is read."""
+"""The statements every task page, claim and submission runs read what their answer needs, whatever PostgreSQL
+believes of the tables: psycopg prepares a statement after its second run on a connection, and PostgreSQL then
+plans it once for any parameters (a generic plan), from the statistics of the moment. For a new campaign those
+say the assignment, judgement and ledger tables are empty (the import analyzed them so); a plan chosen for empty
+tables that reads a worker's whole history, every gold label or the whole ledger costs more at every item as the
+campaign runs. The test plans each statement as it was run, generically, on statistics taken before any work,
+and checks how each table is read."""
 from __future__ import annotations
 
 import json
@@ -19,7 +19,7 @@ from django.test import Client
 from django.utils import timezone
 from psycopg import sql as psycopg_sql
 
-from annotate.models import Assignment, AssignmentStatus, Item, PayDecision, PayDecisionKind, Worker
+from annotate.models import Assignment, AssignmentStatus, BonusEntry, Item, PayDecision, PayDecisionKind, Worker
 from benchmarks.adversary_bot import SlipReader, run_worker, setup_campaign
 from tests.factories import make_worker
 
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.django_db
 
 TABLES = (
     "annotate_item", "annotate_document", "annotate_goldlabel", "annotate_trap", "annotate_assignment",
-    "annotate_sentencejudgement", "annotate_trapanswer", "annotate_paydecision", "annotate_participation",
+    "annotate_sentencejudgement", "annotate_trapanswer", "annotate_paydecision", "annotate_bonusentry", "annotate_participation",
 )
 
 
@@ -40,8 +40,8 @@ def statements_of_one_item(frank_dir) -> list[tuple[str, tuple]]:
                               control_block_threshold=0.0, trap_block_threshold=0.0)
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {', '.join(TABLES)}")  # in the test's transaction: undone with it
-    fill_another_campaign(frank_dir)
     worker = make_worker()
+    fill_another_campaign(frank_dir, worker)
     client = Client()
     client.force_login(worker.user)
     run_worker(client, campaign.slug, SlipReader(slips=0.1), items=12, seconds_per_sentence=5.0)
@@ -57,9 +57,10 @@ def statements_of_one_item(frank_dir) -> list[tuple[str, tuple]]:
     return seen
 
 
-def fill_another_campaign(frank_dir, workers: int = 200) -> None:
-    """Work of other workers in another campaign, added after the statistics were taken (as a running platform
-    has): 3,200 submitted assignments and as many pay decisions, so that reading every row costs what it would."""
+def fill_another_campaign(frank_dir, worker: Worker, workers: int = 200) -> None:
+    """Work in another campaign, added after the statistics were taken (as a running platform has): 3,200
+    submitted assignments of other workers and as many pay decisions, and 1,000 ledger entries of ``worker``, so
+    that reading every row costs what it would."""
     other = setup_campaign(frank_dir, 16, slug="generic-plans-elsewhere")
     items = list(Item.objects.filter(campaign=other))
     users = get_user_model().objects.bulk_create(get_user_model()(username=f"elsewhere-{i}") for i in range(workers))
@@ -73,6 +74,10 @@ def fill_another_campaign(frank_dir, workers: int = 200) -> None:
         PayDecision(key=f"refused:elsewhere:{a.pk}", kind=PayDecisionKind.REFUSED, worker_id=a.worker_id, campaign=other,
                     assignment=a, amount=Decimal("0.10"), reason="filler")
         for a in done
+    )
+    BonusEntry.objects.bulk_create(
+        BonusEntry(key=f"pay:elsewhere:{worker.pk}:{i}", worker=worker, campaign=other, amount=Decimal("0.10"), reason="filler")
+        for i in range(1000)
     )
 
 
@@ -113,6 +118,7 @@ def test_the_hot_statements_read_what_their_answer_needs(frank_dir):
     a_claim_probes_the_worker_s_assignments_by_item(statements)
     a_submission_reads_its_own_assignment_and_its_gold_by_key(statements)
     the_pending_pay_question_reads_the_worker_s_decisions_only(statements)
+    the_page_sums_what_is_owed_in_this_campaign_only(statements)
 
 
 def a_claim_probes_the_worker_s_assignments_by_item(statements) -> None:
@@ -142,3 +148,11 @@ def the_pending_pay_question_reads_the_worker_s_decisions_only(statements) -> No
     ledger_reads = [node for node, _ in scans(plan) if node["Relation Name"] == "annotate_paydecision"]
     assert ledger_reads
     assert all(node["Node Type"] != "Seq Scan" for node in ledger_reads), ledger_reads
+
+
+def the_page_sums_what_is_owed_in_this_campaign_only(statements) -> None:
+    plan = generic_plan(*the_statement(statements, 'FROM "annotate_participation"', '"annotate_bonusentry"'))
+    ledger_reads = [node for node, _ in scans(plan) if node["Relation Name"] == "annotate_bonusentry"]
+    assert ledger_reads
+    # The worker's entries of this campaign only, from the index: not their entries of every campaign.
+    assert all("campaign_id" in node.get("Index Cond", "") for node in ledger_reads), [(n.get("Index Name"), n.get("Index Cond"), n.get("Filter")) for n in ledger_reads]
