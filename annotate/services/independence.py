@@ -138,15 +138,18 @@ def _pairs_sql(partner_count: int, *, one_assignment: bool = False) -> str:
                 JOIN {judgement} jt ON jt.assignment_id = s.theirs_id AND jt.summary_id = jm.summary_id AND jt.sentence_index = jm.sentence_index
                 WHERE jm.assignment_id = s.mine_id
                   AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.summary_id = jm.summary_id AND g.sentence_index = jm.sentence_index)"""
-    only_assignment = " AND a.id = %(assignment)s" if one_assignment else ""
+    # One submission's assignment is read by its key in a subquery of its own (its LIMIT keeps PostgreSQL from
+    # merging it): merged, a generic plan made on a new campaign's statistics found it among all of the worker's
+    # assignments by worker and status.
+    mine_from = f"(SELECT * FROM {assignment} WHERE id = %(assignment)s LIMIT 1) a" if one_assignment else f"{assignment} a"
     if connection.vendor == "postgresql":
         answered = f"SELECT s.partner, x.* FROM shared s CROSS JOIN LATERAL (SELECT {answers} FROM {judged}) x"
     else:
         answered = f"SELECT s.partner, {answers} FROM shared s CROSS JOIN {judged}"
     return f"""
         WITH mine AS (
-            SELECT a.id, a.item_id, a.submitted_at FROM {assignment} a JOIN {item} i ON i.id = a.item_id
-            WHERE a.worker_id = %(me)s AND a.status = %(submitted)s AND i.campaign_id = %(campaign)s{only_assignment}),
+            SELECT a.id, a.item_id, a.submitted_at FROM {mine_from} JOIN {item} i ON i.id = a.item_id
+            WHERE a.worker_id = %(me)s AND a.status = %(submitted)s AND i.campaign_id = %(campaign)s),
         shared AS (
             SELECT o.worker_id AS partner, m.id AS mine_id, o.id AS theirs_id, m.submitted_at AS mine_at, o.submitted_at AS theirs_at
             FROM {assignment} o JOIN mine m ON m.item_id = o.item_id

@@ -31,7 +31,7 @@ TABLES = (
 )
 
 
-def statements_of_one_item(frank_dir) -> list[tuple[str, tuple]]:
+def statements_of_one_item(frank_dir) -> list[tuple[str, tuple | dict]]:
     """The (SQL, parameters) a worker's claim and submission of an item run, after 12 items of history, on
     statistics analyzed when the campaign had no work yet."""
     if connection.vendor != "postgresql":
@@ -45,10 +45,10 @@ def statements_of_one_item(frank_dir) -> list[tuple[str, tuple]]:
     client = Client()
     client.force_login(worker.user)
     run_worker(client, campaign.slug, SlipReader(slips=0.1), items=12, seconds_per_sentence=5.0)
-    seen: list[tuple[str, tuple]] = []
+    seen: list[tuple[str, tuple | dict]] = []
 
     def capture(execute, sql, params, many, context):
-        seen.append((sql, tuple(params or ())))
+        seen.append((sql, dict(params) if isinstance(params, dict) else tuple(params or ())))
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(capture):
@@ -81,10 +81,15 @@ def fill_another_campaign(frank_dir, worker: Worker, workers: int = 200) -> None
     )
 
 
-def generic_plan(sql: str, params: tuple) -> dict:
+def generic_plan(sql: str, params: tuple | dict) -> dict:
     """PostgreSQL's generic plan of the statement (``EXPLAIN`` of a prepared statement forced generic)."""
-    counter = iter(range(1, 10_000))
-    numbered = re.sub(r"%s", lambda _: f"${next(counter)}", sql).replace("%%", "%")
+    if isinstance(params, dict):  # named placeholders: each name one parameter, wherever it appears
+        names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", sql)))
+        numbered = re.sub(r"%\((\w+)\)s", lambda m: f"${names.index(m.group(1)) + 1}", sql).replace("%%", "%")
+        params = tuple(params[name] for name in names)
+    else:
+        counter = iter(range(1, 10_000))
+        numbered = re.sub(r"%s", lambda _: f"${next(counter)}", sql).replace("%%", "%")
     raw = connection.connection
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
@@ -106,19 +111,20 @@ def scans(plan: dict, inside: tuple[str, ...] = ()) -> Iterator[tuple[dict, tupl
         yield from scans(child, (*inside, plan["Node Type"]))
 
 
-def the_statement(statements, *marks: str) -> tuple[str, tuple]:
+def the_statement(statements, *marks: str) -> tuple[str, tuple | dict]:
     found = [(sql, params) for sql, params in statements if all(mark in sql for mark in marks)]
     assert found, f"no statement with {marks}"
     return found[-1]
 
 
 def test_the_hot_statements_read_what_their_answer_needs(frank_dir):
-    # One campaign's setup for the three statements (each check names the statement it failed on).
+    # One campaign's setup for every statement (each check names the statement it failed on).
     statements = statements_of_one_item(frank_dir)
     a_claim_probes_the_worker_s_assignments_by_item(statements)
     a_submission_reads_its_own_assignment_and_its_gold_by_key(statements)
     the_pending_pay_question_reads_the_worker_s_decisions_only(statements)
     the_page_sums_what_is_owed_in_this_campaign_only(statements)
+    the_independence_check_reads_the_submission_s_assignment_by_key(statements)
 
 
 def a_claim_probes_the_worker_s_assignments_by_item(statements) -> None:
@@ -156,3 +162,13 @@ def the_page_sums_what_is_owed_in_this_campaign_only(statements) -> None:
     assert ledger_reads
     # The worker's entries of this campaign only, from the index: not their entries of every campaign.
     assert all("campaign_id" in node.get("Index Cond", "") for node in ledger_reads), [(n.get("Index Name"), n.get("Index Cond"), n.get("Filter")) for n in ledger_reads]
+
+
+def the_independence_check_reads_the_submission_s_assignment_by_key(statements) -> None:
+    plan = generic_plan(*the_statement(statements, "WITH mine AS", "shared AS"))
+    # The submission's own assignment (the one whose item it compares with the co-workers'): by its key, not among
+    # all of the worker's assignments by worker and status.
+    worker_reads = [node for node, _ in scans(plan)
+                    if node["Relation Name"] == "annotate_assignment" and "worker_id =" in node.get("Index Cond", "")]
+    assert not worker_reads, [(n.get("Index Name"), n.get("Index Cond"), n.get("Filter")) for n in worker_reads]
+    assert any(node.get("Index Name") == "annotate_assignment_pkey" for node, _ in scans(plan))
