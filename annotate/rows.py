@@ -30,6 +30,24 @@ def unique_row(queryset: QuerySet[Row]) -> Row | None:
     return rows[0] if rows else None
 
 
+def row_by_key_sql(model: type[Model], placeholder: str) -> str:
+    """SQL of a subquery reading one row of ``model`` by its primary key (``placeholder`` the key's parameter), to
+    join as a table in a hand-written statement.
+
+    Its ``LIMIT`` keeps PostgreSQL from merging it into the outer query. Merged, the key was one condition among the
+    outer query's others (a submission's assignment: its worker and status), and a generic plan made on a new
+    campaign's statistics took the index by worker and status and read all of the worker's assignments to find
+    the one.
+
+    Examples
+    --------
+    >>> from annotate.models import Assignment
+    >>> row_by_key_sql(Assignment, "%s")
+    '(SELECT * FROM annotate_assignment WHERE id = %s LIMIT 1)'
+    """
+    return f"(SELECT * FROM {model._meta.db_table} WHERE {model._meta.pk.column} = {placeholder} LIMIT 1)"
+
+
 def insert_unless_present(instance: Model) -> bool:
     """Insert ``instance``, unless a row with one of its unique values (a ledger key, say) is there already;
     whether it was inserted (its ``pk`` is set then).
@@ -518,12 +536,13 @@ class _BoundQuery:
         find = compiler.get_converters
 
         def get_converters(expressions):
-            # Keyed by the expressions themselves: the compiled select list, the same objects at every run.
+            # Keyed by the expressions' identities (the compiled select list, the same objects at every run); the
+            # entry holds the expressions too, so no id is reused by another object while it is kept.
             key = tuple(map(id, expressions))
             found = known.get(key)
             if found is None:
-                found = known[key] = find(expressions)
-            return found
+                found = known[key] = (tuple(expressions), find(expressions))
+            return found[1]
 
         compiler.get_converters = get_converters
         return compiler

@@ -48,6 +48,7 @@ from annotate.models import (
     SentenceJudgement,
 )
 from annotate.protocols import protocol_for
+from annotate.rows import row_by_key_sql
 
 from .ledger import add_ledger_entry
 
@@ -138,10 +139,8 @@ def _pairs_sql(partner_count: int, *, one_assignment: bool = False) -> str:
                 JOIN {judgement} jt ON jt.assignment_id = s.theirs_id AND jt.summary_id = jm.summary_id AND jt.sentence_index = jm.sentence_index
                 WHERE jm.assignment_id = s.mine_id
                   AND NOT EXISTS (SELECT 1 FROM {gold} g WHERE g.summary_id = jm.summary_id AND g.sentence_index = jm.sentence_index)"""
-    # One submission's assignment is read by its key in a subquery of its own (its LIMIT keeps PostgreSQL from
-    # merging it): merged, a generic plan made on a new campaign's statistics found it among all of the worker's
-    # assignments by worker and status.
-    mine_from = f"(SELECT * FROM {assignment} WHERE id = %(assignment)s LIMIT 1) a" if one_assignment else f"{assignment} a"
+    # One submission's assignment by its key, not found among all of the worker's assignments (row_by_key_sql).
+    mine_from = f"{row_by_key_sql(Assignment, '%(assignment)s')} a" if one_assignment else f"{assignment} a"
     if connection.vendor == "postgresql":
         answered = f"SELECT s.partner, x.* FROM shared s CROSS JOIN LATERAL (SELECT {answers} FROM {judged}) x"
     else:

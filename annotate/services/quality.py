@@ -37,6 +37,7 @@ from annotate.models import (
     Worker,
 )
 from annotate.protocols import GoldTally, all_protocols, protocol_for, written_summaries
+from annotate.rows import row_by_key_sql
 
 from .overlap import band_sql
 
@@ -251,12 +252,9 @@ def scored_assignments_sql(
     statements that score them: a FROM item aliased ``a`` with its parameters, and the WHERE condition (on ``a``
     and its item ``i``) with its parameters.
 
-    One submission's assignment is read by its primary key in a subquery of its own (its ``LIMIT`` keeps
-    PostgreSQL from merging it into the outer query): merged, the planner weighed the key against the index by
-    worker and status, took the latter when its statistics were those of a new campaign's empty table, and read
-    all of the worker's assignments to find the one."""
-    table = Assignment._meta.db_table
-    source, source_params = (table, []) if assignment_id is None else (f"(SELECT * FROM {table} WHERE id = %s LIMIT 1)", [assignment_id])
+    One submission's assignment is read by its primary key in a subquery of its own, never looked for among all
+    of the worker's assignments (:func:`annotate.rows.row_by_key_sql`)."""
+    source, source_params = (Assignment._meta.db_table, []) if assignment_id is None else (row_by_key_sql(Assignment, "%s"), [assignment_id])
     where, params = "a.worker_id = %s AND a.status = %s AND i.campaign_id = %s", [worker_id, AssignmentStatus.SUBMITTED, campaign.pk]
     if until is not None:
         where, params = f"{where} AND a.submitted_at <= %s", [*params, until]
