@@ -61,7 +61,7 @@ FEATURE_WORDS = {
 #: Items read back (the most recent): the cost of the check does not grow with the worker's history, and a
 #: worker who turns to a rule after honest work shows within a few items.
 RECENT_ITEMS = 30
-#: How long an item's answers stay in the cache (any change of gold or traps makes them unread sooner).
+#: How long a worker's recent answers stay in the cache (any change of gold or traps makes them unread sooner).
 ANSWERS_KEPT_SECONDS = 6 * 3600
 #: Answers of each kind before a rule can be judged: with fewer, a reader's few "No"s may line up by chance.
 MIN_ANSWERS_PER_CLASS = 10
@@ -75,14 +75,49 @@ FOLLOWS_RULE_SHARE = 0.9
 
 class Answer(NamedTuple):
     """One Yes/No answer, the page features of its sentence (:data:`FEATURES`) and its known label (gold or a
-    trap's; None when not known).
-
-    A tuple: a submission reads some 600 of them back from the cache, kept there as plain tuples (unpickled at
-    a twentieth of a class instance's cost) and made answers again by ``_make``."""
+    trap's; None when not known)."""
 
     factual: bool
     features: tuple[float, ...]
     known: bool | None = None
+
+
+#: How an :class:`AnswerTable` writes an unknown label in its ``known`` column.
+UNKNOWN = -1
+
+
+class AnswerTable(NamedTuple):
+    """Answers as columns, one row per answer: what the rule fits read, and what the cache keeps of a worker's
+    recent answers (a submission reads some 600 of them: arrays unpickle as one copy of their memory, and the
+    rule is fitted on them without an object per answer).
+
+    Examples
+    --------
+    >>> table = AnswerTable.of([Answer(True, (0.9, 12.0, 0.0, 2.0), None), Answer(False, (0.4, 20.0, 1.0, 2.0), False)])
+    >>> table.known.tolist()
+    [-1, 0]
+    >>> table.answers()[1]
+    Answer(factual=False, features=(0.4, 20.0, 1.0, 2.0), known=False)
+    """
+
+    factual: np.ndarray  # bool, (n,)
+    features: np.ndarray  # float, (n, len(FEATURES))
+    known: np.ndarray  # int8, (n,): 1 factual, 0 not factual, UNKNOWN
+
+    @classmethod
+    def of(cls, answers: Sequence[Answer]) -> AnswerTable:
+        return cls(
+            np.fromiter((a.factual for a in answers), dtype=bool, count=len(answers)),
+            np.array([a.features for a in answers], dtype=float).reshape(len(answers), len(FEATURES)),
+            np.fromiter((UNKNOWN if a.known is None else int(a.known) for a in answers), dtype=np.int8, count=len(answers)),
+        )
+
+    def answers(self) -> list[Answer]:
+        return [Answer(bool(f), tuple(x), None if k == UNKNOWN else bool(k))
+                for f, x, k in zip(self.factual.tolist(), self.features.tolist(), self.known.tolist())]
+
+    def __len__(self) -> int:
+        return len(self.factual)
 
 
 @dataclass(frozen=True)
@@ -141,65 +176,74 @@ def best_threshold_rule(values: Sequence[float], factual: Sequence[bool]) -> tup
     return float(candidates[best]), float(ordered[starts[best // 2]]), best % 2 == 0
 
 
-def rule_fits(answers: Sequence[Answer]) -> list[RuleFit]:
-    """For each feature, the best one-threshold rule at predicting ``answers``."""
-    factual = np.fromiter((a.factual for a in answers), dtype=bool, count=len(answers))
-    features = np.array([a.features for a in answers], dtype=float).reshape(len(answers), len(FEATURES))
+def rule_fits(table: AnswerTable) -> list[RuleFit]:
+    """For each feature, the best one-threshold rule at predicting the answers of ``table``."""
+    factual, features = table.factual, table.features
     fits = []
     for column, feature in enumerate(FEATURES):
         values = features[:, column]
         score, threshold, above = best_threshold_rule(values, factual)
         predicted = int(np.count_nonzero(((values >= threshold) == above) == factual))
-        fits.append(RuleFit(feature, score, threshold, above, predicted, len(answers)))
+        fits.append(RuleFit(feature, score, threshold, above, predicted, len(table)))
     return fits
 
 
-def predictable_evidence(answers: Sequence[Answer]) -> str | None:
+def predictable_evidence(answers: Sequence[Answer] | AnswerTable) -> str | None:
     """Why these answers look like a page rule's (None: they do not): a rule over one feature predicts them
     almost perfectly, *even where it contradicts the known labels*: of the answered sentences whose known label
     the rule gets wrong (at least :data:`MIN_CONTRADICTED`), the worker answered as the rule on at least
     :data:`FOLLOWS_RULE_SHARE`. A reader whose answers happen to follow a feature follows the label there."""
-    yes = sum(a.factual for a in answers)
-    if min(yes, len(answers) - yes) < MIN_ANSWERS_PER_CLASS:
+    table = answers if isinstance(answers, AnswerTable) else AnswerTable.of(answers)
+    yes = int(np.count_nonzero(table.factual))
+    if min(yes, len(table) - yes) < MIN_ANSWERS_PER_CLASS:
         return None
-    for fit in sorted(rule_fits(answers), key=lambda f: -f.score):
+    labelled = table.known != UNKNOWN
+    for fit in sorted(rule_fits(table), key=lambda f: -f.score):
         if fit.score < ALMOST_PERFECT:
             return None
-        column = FEATURES.index(fit.feature)
-        contradicted = [a for a in answers if a.known is not None and fit.predicts(a.features[column]) != a.known]
-        as_rule = sum(fit.predicts(a.features[column]) == a.factual for a in contradicted)
-        if len(contradicted) >= MIN_CONTRADICTED and as_rule >= FOLLOWS_RULE_SHARE * len(contradicted):
+        rule = (table.features[:, FEATURES.index(fit.feature)] >= fit.threshold) == fit.factual_above
+        contradicted = labelled & (rule != (table.known == 1))
+        against = int(np.count_nonzero(contradicted))
+        as_rule = int(np.count_nonzero(contradicted & (rule == table.factual)))
+        if against >= MIN_CONTRADICTED and as_rule >= FOLLOWS_RULE_SHARE * against:
             return (f"predictable answers: a page feature predicts them, not the reading: {fit.describe()}; where the rule "
-                    f"contradicts the known label ({len(contradicted)} sentences) the worker answered as the rule on {as_rule}")[:300]
+                    f"contradicts the known label ({against} sentences) the worker answered as the rule on {as_rule}")[:300]
     return None
 
 
-def worker_answers(participation: Participation, submitted: Assignment | None = None) -> list[Answer]:
+def worker_answers(participation: Participation, submitted: Assignment | None = None) -> AnswerTable:
     """The worker's answers of their last :data:`RECENT_ITEMS` items in the campaign (trap answers included),
-    with their sentences' page features and known labels; sentences whose layout has no features (laid out
-    before features were kept) are left out.
+    latest item first, with their sentences' page features and known labels; sentences whose layout has no
+    features (laid out before features were kept) are left out.
 
-    An item's answers are read once and kept in the cache under the campaign's checks version (raised by
-    every change of gold or traps, the only thing about a submitted item's answers that changes): a
-    submission reads the ids of the recent items together with the answers of its own item (``submitted``,
-    whose layout it has, and which no cache holds yet) in one statement, then the kept answers in one round
-    trip, and from the database only the other items not kept yet, instead of every recent layout."""
+    What the cache keeps per participation and checks version (raised by every change of gold or traps, the
+    only thing about a submitted item's answers that changes) is this window of answers with the item of each
+    row: a submission reads the ids of the recent items together with the answers of its own item
+    (``submitted``, whose layout it has) in one statement, then the window in one round trip, and from the
+    database only the recent items the window lacks (none, unless the cache lost it or another process's
+    submission had not kept its window yet), instead of every recent layout."""
     recent, first_read = _recent_items_with_answers(participation, submitted)
-    version = participation.campaign.checks_version
-    keys = {assignment_id: f"factlab:answer-rows:{assignment_id}:{version}" for assignment_id in recent}
-    unread = [keys[assignment_id] for assignment_id in recent if assignment_id not in first_read]
-    kept = cache.get_many(unread) if unread else {}
-    by_item = {assignment_id: [Answer._make(row) for row in kept[key]] for assignment_id, key in keys.items() if key in kept}
+    key = f"factlab:answer-window:{participation.pk}:{participation.campaign.checks_version}"
+    kept_items, kept_rows, kept_table = cache.get(key) or ((), np.empty(0, dtype=np.int64), AnswerTable.of([]))
+    unread_ids = [assignment_id for assignment_id in recent if assignment_id not in kept_items and assignment_id not in first_read]
     known_layouts = {submitted.pk: submitted.layout} if submitted is not None else {}
-    unread_ids = [assignment_id for assignment_id in recent if assignment_id not in by_item and assignment_id not in first_read]
     read = _answers_by_item(list(first_read), known_layouts, first_read) | _answers_by_item(unread_ids, known_layouts)
+    items = [assignment_id for assignment_id in recent if assignment_id in read or assignment_id in kept_items]
+    position = {assignment_id: number for number, assignment_id in enumerate(recent)}
+    read_rows = [assignment_id for assignment_id, answers in read.items() for _ in answers]
+    read_table = AnswerTable.of([answer for answers in read.values() for answer in answers])
+    rows = np.concatenate([kept_rows, np.array(read_rows, dtype=np.int64)])
+    table = AnswerTable(*(np.concatenate([kept, new]) for kept, new in zip(kept_table, read_table)))
+    # Rows of the recent items only, latest item first (an item's own rows keep their order).
+    rank = np.array([position.get(assignment_id, -1) for assignment_id in rows.tolist()], dtype=np.int64)
+    order = np.argsort(rank, kind="stable")[np.count_nonzero(rank < 0):]
+    rows, table = rows[order], AnswerTable(*(column[order] for column in table))
     if read:
         # Kept once the caller's transaction commits: a submission rolled back (its item read here as submitted)
         # leaves nothing behind that its retry with other answers would be judged by.
-        kept_now = {keys[assignment_id]: [tuple(answer) for answer in answers] for assignment_id, answers in read.items()}
-        transaction.on_commit(lambda: cache.set_many(kept_now, ANSWERS_KEPT_SECONDS))
-    by_item.update(read)
-    return [answer for assignment_id in recent for answer in by_item[assignment_id]]
+        window = (frozenset(items), rows, table)
+        transaction.on_commit(lambda: cache.set(key, window, ANSWERS_KEPT_SECONDS))
+    return table
 
 
 def _answers_by_item(

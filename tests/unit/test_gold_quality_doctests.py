@@ -10,10 +10,10 @@ from annotate import spacy_pipeline
 from annotate.bump import gold as bump_gold
 from annotate.frank import gold as frank_gold
 from annotate.protocols import base
-from annotate.services import bonus_rule, overlap, quality
+from annotate.services import bonus_rule, overlap, predictable_answers, quality
 
 
-@pytest.mark.parametrize("module", [overlap, quality, frank_gold, bump_gold, base, bonus_rule, spacy_pipeline], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [overlap, quality, predictable_answers, frank_gold, bump_gold, base, bonus_rule, spacy_pipeline], ids=lambda m: m.__name__)
 def test_docstring_examples(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
