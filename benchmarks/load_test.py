@@ -74,6 +74,13 @@ def think_times(args: argparse.Namespace) -> dict[str, float]:
     return {"think": args.think}
 
 
+def cycle_ratios(per_cycle: dict[str, float], loop_ms: float) -> dict[str, float]:
+    """CPU per item cycle over the reference loop's milliseconds: all of it, and the server's share (web workers
+    and PostgreSQL, without the simulated annotators that share the machine)."""
+    server = per_cycle.get("web_workers", 0.0) + per_cycle.get("postgres", 0.0)
+    return {"total": round(per_cycle["total"] / loop_ms, 3), "server": round(server / loop_ms, 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     env = bench_env(database=args.database, redis_db=args.redis_db)
@@ -92,13 +99,14 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.monotonic() - started
     invariants = check_invariants(stats)
     accepted = len(stats.acknowledged)
+    loop_ms = reference_loop_ms()
     results = {
         "users": args.users,
         "pause_between_items_s": think_times(args),
         "duration_s": round(elapsed, 1),
         "gunicorn": f"{args.gunicorn_workers} {args.worker_class} workers" + (f" x {args.threads} threads" if args.worker_class == "gthread" else ""),
         "cpus": os.cpu_count(),
-        "reference_loop_ms": reference_loop_ms(),
+        "reference_loop_ms": loop_ms,
         "setup": setup,
         "logged_in": stats.logged_in,
         "submissions": accepted,
@@ -108,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         "task_page_latency": latency_summary(stats.task_latencies),
         "cpu_seconds": cpu.used,
         "cpu_ms_per_item_cycle": cpu.per_cycle_ms(accepted),
+        # CPU per cycle in units of the machine's reference loop: the figure to compare across machines.
+        "cpu_per_cycle_to_reference_loop": cycle_ratios(cpu.per_cycle_ms(accepted), loop_ms),
         "errors": dict(stats.errors),
         "retries": stats.retries,
         "annotators_out_of_work": stats.out_of_work,
@@ -125,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{results['cpu_ms_per_item_cycle']['web_workers']}, PostgreSQL {results['cpu_ms_per_item_cycle']['postgres']}, "
         f"simulated annotators {results['cpu_ms_per_item_cycle']['load_generator']}): at most "
         f"{results['cpu_ms_per_item_cycle']['cycles_per_s_if_cpu_bound']} cycles/s on {os.cpu_count()} cores; "
-        f"machine speed: reference loop {results['reference_loop_ms']} ms (benchmarks._bench_common.reference_loop_ms)"
+        f"machine speed: reference loop {results['reference_loop_ms']} ms (benchmarks._bench_common.reference_loop_ms)\n"
+        f"CPU per cycle / reference loop: {results['cpu_per_cycle_to_reference_loop']['total']} "
+        f"(the server alone, web workers and PostgreSQL: {results['cpu_per_cycle_to_reference_loop']['server']})"
     )
     write_json_out(args.json_out, results)
     log_tail = log_path.read_text(errors="replace")[-2000:]
