@@ -145,9 +145,9 @@ def best_threshold_rule(values: Sequence[float], factual: Sequence[bool]) -> tup
     """``(balanced accuracy, threshold, factual at or above it)`` of the best rule "Yes iff value >= threshold"
     (or its reverse) for the answers ``factual``; 0.5 when an answer kind is missing.
 
-    One sort and one pass over the distinct values in arrays (a submission fits four features over some 600
-    answers): each distinct value is a candidate threshold, scored in both directions, the lowest threshold and
-    "Yes at or above" first among equal scores; a rule no better than chance is ``(0.5, lowest value, True)``.
+    Each distinct value is a candidate threshold, scored in both directions, the lowest threshold and "Yes at or
+    above" first among equal scores; a rule no better than chance is ``(0.5, lowest value, True)``. One column of
+    :func:`best_threshold_rules`.
 
     Examples
     --------
@@ -156,35 +156,52 @@ def best_threshold_rule(values: Sequence[float], factual: Sequence[bool]) -> tup
     >>> best_threshold_rule([0.2, 0.4, 0.8, 0.9], [True, False, True, False])
     (0.75, 0.4, False)
     """
-    values = np.asarray(values, dtype=float)
+    return best_threshold_rules(np.asarray(values, dtype=float).reshape(-1, 1), factual)[0]
+
+
+def best_threshold_rules(values: np.ndarray, factual: Sequence[bool]) -> list[tuple[float, float, bool]]:
+    """:func:`best_threshold_rule` of each column of ``values`` (answers × features), all columns at once: one
+    sort and one pass over the answers in arrays (a submission fits four features over some 600 answers).
+
+    Examples
+    --------
+    >>> best_threshold_rules(np.array([[0.2, 3], [0.4, 1], [0.8, 2], [0.9, 1]]), [False, False, True, True])
+    [(1.0, 0.8, True), (0.75, 3.0, False)]
+    """
     factual = np.asarray(factual, dtype=bool)
+    count, columns = values.shape
     yes_total = int(np.count_nonzero(factual))
-    no_total = len(factual) - yes_total
+    no_total = count - yes_total
     if yes_total == 0 or no_total == 0:
-        return 0.5, 0.0, True
-    order = np.argsort(values, kind="stable")
-    ordered, ordered_factual = values[order], factual[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))  # first answer at each distinct value
-    yes_below = np.concatenate(([0], np.cumsum(ordered_factual)))[starts]  # answers strictly below each threshold
-    no_below = starts - yes_below
+        return [(0.5, 0.0, True)] * columns
+    order = np.argsort(values, axis=0, kind="stable")
+    ordered, ordered_factual = np.take_along_axis(values, order, axis=0), factual[order]
+    # The first answer at each distinct value of its column: the thresholds; the others are left out as -inf.
+    starts = np.ones((count, columns), dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    yes_below = np.zeros((count, columns))  # answers strictly below each position's value
+    np.cumsum(ordered_factual[:-1], axis=0, out=yes_below[1:])
+    no_below = np.arange(count).reshape(-1, 1) - yes_below
     score = ((yes_total - yes_below) / yes_total + no_below / no_total) / 2  # "Yes" at or above the threshold
-    candidates = np.empty(2 * len(starts))
-    candidates[0::2], candidates[1::2] = score, 1 - score
-    best = int(np.argmax(candidates))  # the first of the best, as a sweep keeping only a strictly better one
-    if candidates[best] <= 0.5:
-        return 0.5, float(ordered[0]), True
-    return float(candidates[best]), float(ordered[starts[best // 2]]), best % 2 == 0
+    candidates = np.full((2 * count, columns), -np.inf)
+    candidates[0::2][starts], candidates[1::2][starts] = score[starts], 1 - score[starts]
+    best = np.argmax(candidates, axis=0)  # the first of the best, as a sweep keeping only a strictly better one
+    rules = []
+    for column, row in enumerate(best.tolist()):
+        if candidates[row, column] <= 0.5:
+            rules.append((0.5, float(ordered[0, column]), True))
+        else:
+            rules.append((float(candidates[row, column]), float(ordered[row // 2, column]), row % 2 == 0))
+    return rules
 
 
 def rule_fits(table: AnswerTable) -> list[RuleFit]:
     """For each feature, the best one-threshold rule at predicting the answers of ``table``."""
     factual, features = table.factual, table.features
     fits = []
-    for column, feature in enumerate(FEATURES):
-        values = features[:, column]
-        score, threshold, above = best_threshold_rule(values, factual)
-        predicted = int(np.count_nonzero(((values >= threshold) == above) == factual))
-        fits.append(RuleFit(feature, score, threshold, above, predicted, len(table)))
+    for column, (score, threshold, above) in enumerate(best_threshold_rules(features, factual)):
+        predicted = int(np.count_nonzero(((features[:, column] >= threshold) == above) == factual))
+        fits.append(RuleFit(FEATURES[column], score, threshold, above, predicted, len(table)))
     return fits
 
 

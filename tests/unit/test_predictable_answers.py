@@ -68,3 +68,34 @@ def test_a_table_gives_back_its_answers():
     answers = random_answers(random.Random(3))
     assert AnswerTable.of(answers).answers() == answers
     assert AnswerTable.of([]).answers() == [] and len(AnswerTable.of([])) == 0
+
+
+def test_the_rules_of_all_columns_at_once_are_each_column_s_best_by_definition():
+    # Every (threshold, direction) of a column scored in turn, one answer at a time: the rule found for each column
+    # scores the best there is there, and says its own score.
+    import numpy as np
+
+    from annotate.services.predictable_answers import best_threshold_rules
+
+    def score_of(values, factual, threshold, above):
+        predicted = [(value >= threshold) == above for value in values]
+        recalls = [sum(guess == truth for guess, truth in zip(predicted, factual) if truth == label) / factual.count(label)
+                   for label in (True, False)]
+        return sum(recalls) / 2
+
+    rng = random.Random(5)
+    for _ in range(200):
+        count = rng.randint(2, 30)
+        values = np.array([[rng.randint(0, 4), round(rng.random(), 1), rng.random(), 1.0] for _ in range(count)])
+        factual = [rng.random() < 0.6 for _ in range(count)]
+        rules = best_threshold_rules(values, factual)
+        assert len(rules) == 4
+        if len(set(factual)) < 2:
+            assert rules == [(0.5, 0.0, True)] * 4
+            continue
+        for column, (score, threshold, above) in enumerate(rules):
+            column_values = values[:, column].tolist()
+            best = max(score_of(column_values, factual, t, a) for t in set(column_values) for a in (True, False))
+            assert abs(score - max(best, 0.5)) < 1e-12, (column_values, factual)
+            if score > 0.5:
+                assert abs(score_of(column_values, factual, threshold, above) - score) < 1e-12
