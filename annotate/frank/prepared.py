@@ -88,6 +88,7 @@ def compute_page(
     }
     return {
         "article": shown_article,
+        "paragraphs": presentation.article_paragraphs(shown_article),  # the article's layout: the same on every page
         "casing": casing,
         "summaries": summary_rows,
         "traps": trap_rows,

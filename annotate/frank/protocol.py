@@ -299,15 +299,17 @@ def task_page_data(assignment: Assignment, relevant_k: int) -> dict[str, Any]:
                 text = style_like(trap["text"], shown, page["casing"])  # like the summary, the replaced sentence included
                 shown, rankings = shown[:at] + [text] + shown[at + 1:], rankings[:at] + [trap["ranking"]] + rankings[at + 1:]
         shown_pages.append([{"text": text, "relevant": ranking[:k]} for text, ranking in zip(shown, rankings)])
-    return _page_data(assignment, layout, page["article"], shown_pages)
+    return _page_data(assignment, layout, page["article"], shown_pages, page["paragraphs"])
 
 
-def _page_data(assignment: Assignment, layout: dict[str, Any], article: list[str], pages: list[list[dict[str, Any]]]) -> dict[str, Any]:
+def _page_data(assignment: Assignment, layout: dict[str, Any], article: list[str], pages: list[list[dict[str, Any]]],
+               paragraphs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The page's data; ``paragraphs``: the article's layout where the prepared page keeps it."""
     entity = layout.get("entity")
     return {
         "assignment": assignment.pk,
         "article": article,
-        "paragraphs": article_paragraphs(article),
+        "paragraphs": article_paragraphs(article) if paragraphs is None else paragraphs,
         "summaries": [{"sentences": page} for page in pages],
         "entity_options": entity["options"] if entity else [],
         "entity_done": (entity is None) or entity_answer(assignment) is not None,
