@@ -58,25 +58,34 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run_cycles(args: argparse.Namespace) -> int:
-    """The child: ``--warm`` then ``--measured`` cycles for each of ``--workers`` new annotators."""
-    import django
-
-    django.setup()
+def seeded_campaign_for_cycles():
+    """The running FRANK campaign of a database ``load_test.py`` seeded, opened so that nobody runs out of items or is
+    blocked (as in the load benchmark), and its task page's URL. Defined here, not in ``_bench_common``: this file's
+    cycles also run inside other checkouts, whose helpers may predate it."""
     from django.conf import settings
-    from django.test import Client
     from django.urls import reverse
 
     from annotate.models import Campaign
-    from tests.factories import make_worker, qualify
 
     settings.ALLOWED_HOSTS = ["*"]
     campaign = Campaign.objects.filter(kind="frank", status="running").order_by("id").first()
     if campaign is None:
         sys.exit("no running FRANK campaign in this database: seed it with benchmarks/load_test.py --database NAME")
-    # Nobody runs out of items or is blocked (as in the load benchmark).
     Campaign.objects.filter(pk=campaign.pk).update(redundancy=1000, trap_block_threshold=0.0, control_block_threshold=0.0)
-    task_url = reverse("annotate:frank-task", args=[campaign.slug])
+    return campaign, reverse("annotate:frank-task", args=[campaign.slug])
+
+
+def run_cycles(args: argparse.Namespace) -> int:
+    """The child: ``--warm`` then ``--measured`` cycles for each of ``--workers`` new annotators."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
+    import django
+
+    django.setup()
+    from django.test import Client
+
+    from tests.factories import make_worker, qualify
+
+    campaign, task_url = seeded_campaign_for_cycles()
     rng = random.Random(1)
 
     def cycle(client: Client) -> bool:

@@ -42,23 +42,15 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     import psutil
-    from django.conf import settings
     from django.db import connection
     from django.test import Client
-    from django.urls import reverse
 
-    from annotate.models import Campaign
+    from benchmarks.cycle_instructions import seeded_campaign_for_cycles
     from tests.factories import make_worker, qualify
 
     if connection.vendor != "postgresql":
         sys.exit("statement_binding.py needs PostgreSQL: set DATABASE_URL to a database load_test.py seeded")
-    settings.ALLOWED_HOSTS = ["*"]
-    campaign = Campaign.objects.filter(kind="frank", status="running").order_by("id").first()
-    if campaign is None:
-        sys.exit("no running FRANK campaign in this database: seed it with benchmarks/load_test.py --database NAME")
-    # Nobody runs out of items or is blocked for answering "factual" everywhere (as in the load benchmark).
-    Campaign.objects.filter(pk=campaign.pk).update(redundancy=1000, trap_block_threshold=0.0, control_block_threshold=0.0)
-    task_url = reverse("annotate:frank-task", args=[campaign.slug])
+    campaign, task_url = seeded_campaign_for_cycles()  # nobody blocked for answering "factual" everywhere
 
     def cycle(client: Client) -> bool:
         found = TASK_DATA.search(client.get(task_url).content.decode())

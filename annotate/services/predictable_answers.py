@@ -131,8 +131,8 @@ class RuleFit:
     predicted: int  # answers the rule predicts
     answers: int
 
-    def predicts(self, value: float) -> bool:
-        """The rule's answer for a sentence whose feature is ``value`` (True: "Yes")."""
+    def predicts(self, value: float | np.ndarray) -> bool | np.ndarray:
+        """The rule's answer for a sentence whose feature is ``value`` (True: "Yes"); for an array, each one's."""
         return (value >= self.threshold) == self.factual_above
 
     def describe(self) -> str:
@@ -218,7 +218,7 @@ def predictable_evidence(answers: Sequence[Answer] | AnswerTable) -> str | None:
     for fit in sorted(rule_fits(table), key=lambda f: -f.score):
         if fit.score < ALMOST_PERFECT:
             return None
-        rule = (table.features[:, FEATURES.index(fit.feature)] >= fit.threshold) == fit.factual_above
+        rule = fit.predicts(table.features[:, FEATURES.index(fit.feature)])
         contradicted = labelled & (rule != (table.known == 1))
         against = int(np.count_nonzero(contradicted))
         as_rule = int(np.count_nonzero(contradicted & (rule == table.factual)))
