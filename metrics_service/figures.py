@@ -68,7 +68,8 @@ def worker_reliability_figures(campaign: Campaign) -> tuple[dict[int, dict], Fre
             compute_campaign_figures(campaign, report=False)
             row = stored_figures(campaign, WORKER_RELIABILITY)
             return _by_worker(row.data), Freshness(row.computed_at, True)
-        job = schedule_figures(campaign, delay=0)
+        schedule_figures(campaign, delay=0)
+        job = figures_job(campaign) or "queued"  # queued after the request's commit, if not queued or running already
         return (_by_worker(row.data) if row else {}), Freshness(row.computed_at if row else None, False, job)
     return _by_worker(row.data), Freshness(row.computed_at, True)
 

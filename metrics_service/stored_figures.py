@@ -111,12 +111,13 @@ def forget_sent_figures() -> None:
     _sent_until.clear()
 
 
-def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
+def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> None:
     """Queue one computation of the campaign's figures (a worker, queue ``reports``) after its data changed:
     after an import, after scores were stored, after submissions. A computation already queued or running
     takes the change along (it reads the data when it starts, and queues another when the data changed while
     it ran), so a burst of submissions queues one; ``delay`` (default ``FACTLAB_FIGURES_DEBOUNCE_SECONDS``)
-    lets the burst end first. Sent after the commit. Returns the job's state.
+    lets the burst end first. Sent after the commit. A page that says how fresh its figures are reads the job's
+    state afterwards (:func:`figures_job`); a submission, which does not, makes no round trip for it.
 
     In eager mode (no broker, no worker) nothing is queued here: the pages compute what they show when opened.
     """
@@ -124,12 +125,12 @@ def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
     from factlab.jobs import send_after_commit, task_named
 
     if app.conf.task_always_eager:
-        return "none"
+        return
     delay = settings.FACTLAB_FIGURES_DEBOUNCE_SECONDS if delay is None else delay
     if _sent_until.get(campaign.pk, 0.0) > time.monotonic():
         # This process queued a computation that has not started yet (it starts ``delay`` after it was sent and
         # reads the data then): it sees this change, so every submission of a burst skips the cache round trips.
-        return "queued"
+        return
     key, task = _job_key(campaign.pk), task_named(FIGURES_TASK)
 
     def send() -> None:
@@ -144,4 +145,3 @@ def schedule_figures(campaign: Campaign, *, delay: float | None = None) -> str:
         _sent_until[campaign.pk] = time.monotonic() + delay / 2  # half the delay: a margin for clocks and queues
 
     send_after_commit(send, what=f"figures of campaign {campaign.slug}")
-    return figures_job(campaign) or "queued"
