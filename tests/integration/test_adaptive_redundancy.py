@@ -106,7 +106,7 @@ def test_confident_items_stop_early_and_contested_ones_get_more_workers_under_co
     # estimated ability, so a 1-1 split between two workers it rates apart can already be certain (GLAD, at
     # abilities 1.5 and 0.5 and the prior difficulty, puts a 1-1 split at 0.94). Which workers meet on the
     # split items is left to the threads, and a worker on the losing side of one split is rated lower on the
-    # others too, so such stops come in pairs (about one run in ten stopped two split items at two; none
+    # others too, so such stops come in pairs (of 22 runs, one stopped two split items at two and none
     # stopped exactly one): at least half the split items get a third worker, and the stop-rule assertion
     # below checks that every early stop was certain.
     contested = per_item[CLEAR:]
