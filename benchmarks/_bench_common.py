@@ -170,6 +170,30 @@ def clone_seeded_template(template: str, database: str, fingerprint: str) -> boo
     return True
 
 
+def copy_seed(database: str, copy: str) -> bool:
+    """Recreate ``copy`` from the seed that ``load_test.py --reuse-seed`` keeps for ``database``
+    (``<database>_seed``: the imported campaign before any load ran on it); False when there is none."""
+    import psycopg
+
+    template = f"{database}_seed"
+    assert copy.startswith("factlab_bench") and copy not in (database, template)
+    try:
+        psycopg.connect(f"postgresql://postgres@{HOST}:5432/{template}").close()
+    except psycopg.Error:
+        return False
+    with _admin_connection() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{template}"')
+    return True
+
+
+def drop_copy(copy: str) -> None:
+    """Drop a database :func:`copy_seed` made."""
+    assert copy.startswith("factlab_bench") and not copy.endswith("_seed")
+    with _admin_connection() as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
+
+
 def flush_redis(db: int) -> None:
     import redis
 

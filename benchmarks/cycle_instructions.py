@@ -9,6 +9,12 @@ costs, start-up and warm-up cancelled out. ``--baseline-tree`` does the same, in
 checkout's code (a ``git worktree`` of the previous release, with its own database seeded by ``load_test.py``
 since prepared pages belong to the code that prepared them), and prints the ratio.
 
+Each run works on a new copy of the seed ``load_test.py --reuse-seed`` kept (``<database>_seed``, the campaign
+before any load), so every run of either tree starts from the same rows. The count grows with the history already
+there (a new worker's first pairs with the item's earlier workers, the fullest items the claim leads it to), and on
+databases that load runs had left at lengths of their own one tree's count moved by half between two runs. Without
+a seed the database is used as it is, and the script says so.
+
 PostgreSQL's and Redis's own work and the kernel's (each round trip's system calls) are not counted: count
 statements and round trips for those (``tests/integration/test_prepared_pages.py``).
 
@@ -122,12 +128,27 @@ def run_cycles(args: argparse.Namespace) -> int:
 
 
 def counted(tree: Path, database: str, args: argparse.Namespace, measured: int) -> tuple[int, int]:
-    """(instructions, cycles) of one child run under callgrind in ``tree`` against ``database``."""
+    """(instructions, cycles) of one child run under callgrind in ``tree`` against a new copy of ``database``'s
+    seed (``database`` itself where it has none)."""
+    from benchmarks._bench_common import copy_seed, drop_copy
+
+    copy = f"{database}_counted"
+    if not copy_seed(database, copy):
+        print(f"{database} has no seed kept by load_test.py --reuse-seed: counting on it as it is", file=sys.stderr)
+        copy = None
+    try:
+        return _counted_on(tree, copy or database, args, measured)
+    finally:
+        if copy is not None:
+            drop_copy(copy)
+
+
+def _counted_on(tree: Path, database: str, args: argparse.Namespace, measured: int) -> tuple[int, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "FACTLAB_"))}
     env.update(
         DJANGO_SETTINGS_MODULE="factlab.settings", DJANGO_DEBUG="0", FACTLAB_PRODUCTION="0",
         DJANGO_SECRET_KEY="instructions-" + uuid.uuid4().hex * 2, FACTLAB_RATELIMIT_SUBMIT="1000000/m",
-        FACTLAB_LOG_LEVEL="ERROR", PYTHONWARNINGS="ignore",
+        FACTLAB_LOG_LEVEL="ERROR", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0",  # the same string hashes (set and dict orders) in every run
         DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{database}",
         REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/12"),
     )
@@ -158,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cycles_only:
         sys.path.insert(0, os.getcwd())
         return run_cycles(args)
+    sys.path.insert(0, str(REPO_ROOT))  # this tree's helpers for the parent; each child runs its own tree's code
     this = per_cycle(REPO_ROOT, args.database, args)
     print(f"this tree ({REPO_ROOT}): {this / 1e6:.1f} M instructions per item cycle")
     if args.baseline_tree is not None:
