@@ -164,26 +164,26 @@ def clone_seeded_template(template: str, database: str, fingerprint: str) -> boo
         return False
     if not row or row[0] != fingerprint:
         return False
+    _recreate_from(template, database)
+    return True
+
+
+def _recreate_from(template: str, database: str) -> None:
+    """Drop ``database`` (connections included) and create it again as a copy of ``template``."""
     with _admin_connection() as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{database}" TEMPLATE "{template}"')
-    return True
 
 
 def copy_seed(database: str, copy: str) -> bool:
     """Recreate ``copy`` from the seed that ``load_test.py --reuse-seed`` keeps for ``database``
     (``<database>_seed``: the imported campaign before any load ran on it); False when there is none."""
-    import psycopg
-
     template = f"{database}_seed"
     assert copy.startswith("factlab_bench") and copy not in (database, template)
-    try:
-        psycopg.connect(f"postgresql://postgres@{HOST}:5432/{template}").close()
-    except psycopg.Error:
-        return False
     with _admin_connection() as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{copy}" TEMPLATE "{template}"')
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [template]).fetchone() is None:
+            return False
+    _recreate_from(template, copy)
     return True
 
 
