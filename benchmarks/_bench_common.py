@@ -402,6 +402,27 @@ class Gunicorn:
         self.stop()
 
 
+def worker_memory_mb(server: Gunicorn) -> dict[str, float]:
+    """Median memory of the server's workers, in MB: unique (USS, pages no other process shares) and proportional
+    (PSS, shared pages split among their sharers). Read after the load: a worker's collector that walked the heap
+    the master loaded would have copied its pages by then."""
+    import statistics
+
+    import psutil
+
+    unique, proportional = [], []
+    for pid in server.worker_pids():
+        try:
+            info = psutil.Process(pid).memory_full_info()
+        except psutil.Error:  # ended meanwhile
+            continue
+        unique.append(info.uss / 2**20)
+        proportional.append(info.pss / 2**20)
+    if not unique:
+        return {"uss": 0.0, "pss": 0.0}
+    return {"uss": round(statistics.median(unique), 1), "pss": round(statistics.median(proportional), 1)}
+
+
 class CpuMeter:
     """CPU seconds used during a run by the web server's workers, PostgreSQL's processes and this process
     (the simulated annotators): what one item cycle costs, and so how many the machine's cores allow.

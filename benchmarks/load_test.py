@@ -6,7 +6,8 @@ annotators, starts gunicorn on 127.0.0.1 and lets every annotator, for ``--durat
 the next item and submit judgements for every sentence with the entity question's answer (some submits are
 double clicks). It prints submissions per second, p50/p95/p99 latency of the submit endpoint and of the
 task page, the errors, and then checks in the database that every acknowledged submission is stored
-exactly once and that no item exceeded its redundancy. Exit status 1 when an invariant is broken.
+exactly once and that no item exceeded its redundancy, the CPU an item cycle cost (against the same run's reference
+loop) and the web workers' memory after the load. Exit status 1 when an invariant is broken.
 
     .venv/bin/python benchmarks/load_test.py --users 50 --duration 60
     .venv/bin/python benchmarks/load_test.py --users 200 --duration 60 --json-out test-output/load-200.json
@@ -37,6 +38,7 @@ from benchmarks._bench_common import (
     prepare_site,
     reference_loop_ms,
     run_annotators,
+    worker_memory_mb,
     write_json_out,
 )
 
@@ -100,6 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         elapsed = time.monotonic() - started
+        memory = worker_memory_mb(server)
     invariants = check_invariants(stats)
     accepted = len(stats.acknowledged)
     loop_after_ms = reference_loop_ms()
@@ -123,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_ms_per_item_cycle": cpu.per_cycle_ms(accepted),
         # CPU per cycle in units of the machine's reference loop: the figure to compare across machines.
         "cpu_per_cycle_to_reference_loop": cycle_ratios(cpu.per_cycle_ms(accepted), loop_ms),
+        "web_worker_memory_mb": memory,
         "errors": dict(stats.errors),
         "retries": stats.retries,
         "annotators_out_of_work": stats.out_of_work,
@@ -143,7 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         f"machine speed: reference loop {results['reference_loop_ms']} ms (benchmarks._bench_common.reference_loop_ms; "
         f"{loop_before_ms} ms before the load, {loop_after_ms} ms after)\n"
         f"CPU per cycle / reference loop: {results['cpu_per_cycle_to_reference_loop']['total']} "
-        f"(the server alone, web workers and PostgreSQL: {results['cpu_per_cycle_to_reference_loop']['server']})"
+        f"(the server alone, web workers and PostgreSQL: {results['cpu_per_cycle_to_reference_loop']['server']})\n"
+        f"Memory per web worker after the load (median): {memory['uss']} MB its own (USS), {memory['pss']} MB "
+        f"with its share of the pages it shares with the master (PSS)"
     )
     write_json_out(args.json_out, results)
     log_tail = log_path.read_text(errors="replace")[-2000:]

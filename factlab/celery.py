@@ -21,9 +21,10 @@ _worker = None  # this process's WorkController, once it is a worker
 def _load_before_consuming(sender=None, **kwargs):
     global _worker
     _worker = sender
-    from factlab.warm import load_for_jobs
+    from factlab.warm import freeze_loaded_heap, load_for_jobs
 
     load_for_jobs()
+    freeze_loaded_heap()
 
 
 @signals.worker_ready.connect

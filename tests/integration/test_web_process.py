@@ -1,5 +1,5 @@
 """A real gunicorn server as deployed (gunicorn.conf.py): the master loads spaCy before it forks, so a fresh
-worker's first BUMP submit loads nothing; PostgreSQL dropping the server's connections costs no request a 500
+worker's first BUMP submit loads nothing and its garbage collector never walks what the master loaded; PostgreSQL dropping the server's connections costs no request a 500
 (persistent connections are health-checked); ``/healthz/`` answers supervisors over plain HTTP."""
 from __future__ import annotations
 
@@ -30,9 +30,9 @@ from tests.factories import BUMP_REFERENCE, make_bump_document, make_worker, qua
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 # Wraps the repository's gunicorn.conf.py: counts spaCy loads per process (from before its start-up hook)
-# and logs, per request, the loads and the modules imported while it ran.
+# and logs, per request, the loads, the modules imported while it ran and the objects the collector can walk.
 SPY_CONFIG = '''
-import json, os, sys
+import gc, json, os, sys
 exec(compile(open({conf!r}).read(), {conf!r}, "exec"))
 _loads = []
 _load_before_listening = on_starting
@@ -54,7 +54,8 @@ def post_request(worker, req, environ, resp):
     count, modules = worker.factlab_before
     with open({log!r}, "a") as out:
         out.write(json.dumps({{"path": req.path, "pid": os.getpid(), "loads_before": _loads[:count],
-                               "loads": _loads[count:], "new_modules": sorted(set(sys.modules) - modules)}}) + "\\n")
+                               "loads": _loads[count:], "new_modules": sorted(set(sys.modules) - modules),
+                               "frozen": gc.get_freeze_count(), "collectable": len(gc.get_objects())}}) + "\\n")
 '''
 
 
@@ -162,6 +163,8 @@ def test_a_fresh_worker_loads_no_spacy_in_a_request_and_dropped_database_connect
         # ...and the worker's first request, a BUMP submit that splits and counts sentences, loaded none.
         assert submit["loads"] == [] and submit["pid"] != server.process.pid
         assert not [m for m in submit["new_modules"] if m.split(".")[0] in {"spacy", "thinc", "torch", "sklearn"}]
+        # What the master loaded is frozen: the worker's full collections walk only what the worker made since.
+        assert submit["frozen"] > 100_000 and submit["collectable"] < submit["frozen"] / 2, submit
 
         # The worker keeps its connection between requests (CONN_MAX_AGE); PostgreSQL drops it.
         assert server.request("/healthz/")[0] == 200
