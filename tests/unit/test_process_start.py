@@ -1,7 +1,8 @@
 """What a process of the site loads when it starts, before it runs a task module: every manage.py command pays
 for it (the workers' health check that docker-compose.yml runs every 30 s, migrate, create_admin). The
 statistics' libraries come with the reports' modules, which the web server's master and each Celery worker load
-once before they fork (factlab/warm.py), not with the site."""
+once before they fork (factlab/warm.py), not with the site; what those load is then frozen out of the garbage
+collector's reach before the fork."""
 from __future__ import annotations
 
 import json
@@ -50,3 +51,26 @@ def test_the_statistics_package_gives_each_name_from_its_module():
     assert set(stats.__all__) <= set(dir(stats))
     with pytest.raises(AttributeError, match="no attribute 'no_such_statistic'"):
         stats.no_such_statistic  # noqa: B018
+
+
+START_A_CELERY_WORKER = """
+import gc, json, sys
+import django
+django.setup()
+from celery import signals
+import factlab.celery
+signals.worker_init.send(sender=None)  # what `celery worker` sends before its pool forks the children
+print(json.dumps({"frozen": gc.get_freeze_count(), "walkable": len(gc.get_objects()), "spacy": "spacy" in sys.modules}))
+"""
+
+
+@pytest.mark.slow
+def test_a_celery_worker_freezes_what_it_loaded_before_its_pool_forks():
+    env = {**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "factlab.settings"}
+    env.pop("DATABASE_URL", None)
+    run = subprocess.run([sys.executable, "-c", START_A_CELERY_WORKER], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         timeout=180, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    start = json.loads(run.stdout.strip().splitlines()[-1])
+    # The pipelines were loaded, then frozen: the children's collectors never walk them (factlab.warm.freeze_loaded_heap).
+    assert start["spacy"] and start["frozen"] > 100_000 and start["walkable"] < start["frozen"] / 10, start
