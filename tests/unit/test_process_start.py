@@ -29,14 +29,20 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 """
 
 
-@pytest.mark.slow
-def test_starting_the_site_loads_no_statistics_or_model_library():
+def started_process_reports(script: str, *, timeout: int = 120):
+    """The JSON that ``script`` prints last, run in a new interpreter as a process of the site starts (the demo's
+    settings, no database named)."""
     env = {**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "factlab.settings"}
     env.pop("DATABASE_URL", None)
-    run = subprocess.run([sys.executable, "-c", START_THE_SITE], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                         timeout=120, check=False)
+    run = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         timeout=timeout, check=False)
     assert run.returncode == 0, run.stderr[-3000:]
-    loaded = set(json.loads(run.stdout.strip().splitlines()[-1]))
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_starting_the_site_loads_no_statistics_or_model_library():
+    loaded = set(started_process_reports(START_THE_SITE))
     assert "annotate" in loaded and "metrics_service" in loaded  # the apps did start
     assert not loaded & set(HEAVY_AT_START), sorted(loaded & set(HEAVY_AT_START))
 
@@ -66,11 +72,6 @@ print(json.dumps({"frozen": gc.get_freeze_count(), "walkable": len(gc.get_object
 
 @pytest.mark.slow
 def test_a_celery_worker_freezes_what_it_loaded_before_its_pool_forks():
-    env = {**os.environ, "DJANGO_DEBUG": "1", "DJANGO_SETTINGS_MODULE": "factlab.settings"}
-    env.pop("DATABASE_URL", None)
-    run = subprocess.run([sys.executable, "-c", START_A_CELERY_WORKER], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
-                         timeout=180, check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    start = json.loads(run.stdout.strip().splitlines()[-1])
+    start = started_process_reports(START_A_CELERY_WORKER, timeout=180)
     # The pipelines were loaded, then frozen: the children's collectors never walk them (factlab.warm.freeze_loaded_heap).
     assert start["spacy"] and start["frozen"] > 100_000 and start["walkable"] < start["frozen"] / 10, start
