@@ -30,6 +30,10 @@ HOST = "127.0.0.1"
 SLUG = "bench-frank"
 PASSWORD = "bench-annotator-pass"
 TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
+# The task page's keep-alive (static/factlab/heartbeat.js): where it posts and how often.
+HEARTBEAT = re.compile(r'id="heartbeat" data-url="([^"]+)" data-seconds="(\d+)"')
+# The "submitted" page's link to the next item (templates/annotate/done.html).
+NEXT_ITEM = re.compile(r'id="next-item" href="([^"]+)"')
 
 
 def reference_loop_ms(repeat: int = 5) -> float:
@@ -518,6 +522,9 @@ class CpuMeter:
 class Stats:
     submit_latencies: list[float] = field(default_factory=list)
     task_latencies: list[float] = field(default_factory=list)
+    done_latencies: list[float] = field(default_factory=list)  # the page after a submit (``as_browser``)
+    next_item_latencies: list[float] = field(default_factory=list)  # its link to the next item, a redirect (``as_browser``)
+    heartbeat_latencies: list[float] = field(default_factory=list)  # the open page's keep-alive (``as_browser``)
     acknowledged: dict[int, str] = field(default_factory=dict)  # assignment id -> submission key
     duplicates_acknowledged: int = 0
     retries: int = 0
@@ -580,12 +587,18 @@ async def _request(client, method: str, url: str, **kwargs) -> Response:
 
 async def annotator(
     i: int, session_key: str, base: str, deadline: float, stats: Stats, *, think: float, double_click: float, retries: int, seed: int,
-    think_min: float = 0.0, stagger: float = 0.0,
+    think_min: float = 0.0, stagger: float = 0.0, as_browser: bool = False,
 ) -> None:
     """One simulated annotator (signed in with ``session_key``): take items until the deadline, the end of the work, or a block.
 
     Between items it pauses between ``think_min`` and ``think`` seconds; it starts after up to ``stagger``
-    seconds, so that annotators who read for a minute do not all ask for their first item at once."""
+    seconds, so that annotators who read for a minute do not all ask for their first item at once.
+
+    ``as_browser``: every request the task page's browser makes, not only the page and the submit. The page's
+    keep-alive posts once when the page opens and then every interval the page names while the annotator reads
+    (the pause comes before the submit, with the page open), and after the submit the browser opens the page the
+    answer names (``next``: the "submitted, go on or finish" page) and follows its link to the next item (the
+    campaign's entry, which redirects to the task page)."""
     import aiohttp
     from yarl import URL
 
@@ -628,6 +641,8 @@ async def annotator(
             if not data["entity_done"]:
                 submission["entity_choice"] = choose_entity(data)
             body = json.dumps(submission)
+            if as_browser:
+                await _read_with_page_open(client, page.text, headers, rng.uniform(think_min, think) if think else 0.0, deadline, stats)
 
             async def submit_once(url: str = urls["submit"], body: str = body, headers: dict = headers):
                 started = time.perf_counter()
@@ -654,13 +669,53 @@ async def annotator(
                 if accepted:
                     stats.acknowledged[data["assignment"]] = data["submission_key"]
                     stats.duplicates_acknowledged += sum(bool(a["duplicate"]) for a in accepted)
+                    if as_browser:
+                        done = await _timed_get(client, accepted[0]["next"], "page after submit", stats.done_latencies, stats)
+                        link = NEXT_ITEM.search(done.text) if done is not None else None
+                        if link is not None:
+                            await _timed_get(client, link.group(1), "next-item link", stats.next_item_latencies, stats, expect=302)
                     break
                 if not lost:
                     break  # refused with a message: retrying would not help
                 stats.retries += 1
                 await asyncio.sleep(0.2)
-            if think:
+            if think and not as_browser:
                 await asyncio.sleep(min(rng.uniform(think_min, think), max(0.0, deadline - time.monotonic())))
+
+
+async def _timed_get(client, url: str, what: str, latencies: list[float], stats: Stats, *, expect: int = 200) -> Response | None:
+    started = time.perf_counter()
+    try:
+        answer = await _request(client, "GET", url)
+    except ConnectionLost as exc:
+        stats.errors[f"{what}: {exc}"] += 1
+        return None
+    latencies.append(time.perf_counter() - started)
+    if answer.status_code != expect:
+        stats.errors[f"{what}: HTTP {answer.status_code}"] += 1
+    return answer
+
+
+async def _read_with_page_open(client, page_html: str, headers: dict, seconds: float, deadline: float, stats: Stats) -> None:
+    """``seconds`` of reading with the task page open: its keep-alive posts at once, then every interval it names."""
+    found = HEARTBEAT.search(page_html)
+    until = min(time.monotonic() + seconds, deadline)
+    while True:
+        if found is not None:
+            started = time.perf_counter()
+            try:
+                answer = await _request(client, "POST", found.group(1), headers={"X-CSRFToken": headers["X-CSRFToken"]})
+                stats.heartbeat_latencies.append(time.perf_counter() - started)
+                if answer.status_code != 204:  # 204: the item stays this page's
+                    stats.errors[f"heartbeat: HTTP {answer.status_code}"] += 1
+            except ConnectionLost as exc:
+                stats.errors[f"heartbeat: {exc}"] += 1
+        left = until - time.monotonic()
+        if left <= 0:
+            return
+        await asyncio.sleep(min(left, float(found.group(2))) if found is not None else left)
+        if found is None or time.monotonic() >= until:
+            return
 
 
 async def run_annotators(base: str, sessions: list[str], duration: float, **kwargs) -> Stats:

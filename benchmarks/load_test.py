@@ -12,6 +12,7 @@ loop) and the web workers' memory after the load. Exit status 1 when an invarian
     .venv/bin/python benchmarks/load_test.py --users 50 --duration 60
     .venv/bin/python benchmarks/load_test.py --users 200 --duration 60 --json-out test-output/load-200.json
     .venv/bin/python benchmarks/load_test.py --users 50 --duration 300 --reading 60   # people reading a minute per item
+    .venv/bin/python benchmarks/load_test.py --users 50 --duration 300 --reading 60 --as-browser   # and every request their browser makes
 """
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="model people reading: each annotator pauses 0.75-1.25 times SECONDS after each item (e.g. 60) and starts "
              "within the first SECONDS; replaces --think",
     )
+    parser.add_argument(
+        "--as-browser", action="store_true",
+        help="make every request the task page's browser makes: its keep-alive while the page is open (the pause comes "
+             "before the submit), the page after each submit and its link to the next item; a cycle's CPU then covers them too",
+    )
     parser.add_argument("--double-click", type=float, default=0.05, help="share of submits sent twice at once")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--port", type=int, default=0, help="gunicorn port (default: a free one)")
@@ -98,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             stats = asyncio.run(
                 run_annotators(
                     f"http://{HOST}:{port}", sessions, args.duration,
-                    **think_times(args), double_click=args.double_click, retries=3, seed=args.seed,
+                    **think_times(args), double_click=args.double_click, retries=3, seed=args.seed, as_browser=args.as_browser,
                 )
             )
         elapsed = time.monotonic() - started
@@ -122,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
         "double_click_duplicates_answered": stats.duplicates_acknowledged,
         "submit_latency": latency_summary(stats.submit_latencies),
         "task_page_latency": latency_summary(stats.task_latencies),
+        "as_browser": args.as_browser,
+        "page_after_submit_latency": latency_summary(stats.done_latencies),
+        "heartbeat_latency": latency_summary(stats.heartbeat_latencies),
+        "next_item_link_latency": latency_summary(stats.next_item_latencies),
         "cpu_seconds": cpu.used,
         "cpu_ms_per_item_cycle": cpu.per_cycle_ms(accepted),
         # CPU per cycle in units of the machine's reference loop: the figure to compare across machines.
@@ -138,9 +148,14 @@ def main(argv: list[str] | None = None) -> int:
         f"\n{args.users} annotators, {elapsed:.0f} s: {accepted} submissions ({accepted / elapsed:.1f}/s); "
         f"submit p50 {results['submit_latency']['p50_ms']} ms, p95 {results['submit_latency']['p95_ms']} ms, "
         f"p99 {results['submit_latency']['p99_ms']} ms; task page p50 {results['task_page_latency']['p50_ms']} ms, "
-        f"p95 {results['task_page_latency']['p95_ms']} ms; errors {sum(stats.errors.values())}; "
+        f"p95 {results['task_page_latency']['p95_ms']} ms; "
+        + (f"page after submit p50 {results['page_after_submit_latency']['p50_ms']} ms, p95 "
+           f"{results['page_after_submit_latency']['p95_ms']} ms; its next-item link p95 "
+           f"{results['next_item_link_latency']['p95_ms']} ms; {len(stats.heartbeat_latencies)} keep-alives, p95 "
+           f"{results['heartbeat_latency']['p95_ms']} ms; " if args.as_browser else "")
+        + f"errors {sum(stats.errors.values())}; "
         f"invariants {'OK' if invariants['ok'] else 'BROKEN'}\n"
-        f"CPU per item cycle: {results['cpu_ms_per_item_cycle']['total']} ms (web workers "
+        f"CPU per item cycle{' (as a browser makes it)' if args.as_browser else ''}: {results['cpu_ms_per_item_cycle']['total']} ms (web workers "
         f"{results['cpu_ms_per_item_cycle']['web_workers']}, PostgreSQL {results['cpu_ms_per_item_cycle']['postgres']}, "
         f"simulated annotators {results['cpu_ms_per_item_cycle']['load_generator']}): at most "
         f"{results['cpu_ms_per_item_cycle']['cycles_per_s_if_cpu_bound']} cycles/s on {os.cpu_count()} cores; "

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotate.models import (
@@ -24,7 +23,7 @@ from annotate.models import (
 )
 from annotate.protocols import Protocol, protocol_for
 from annotate.providers import ArrivalError, detect_provider, has_study_token
-from annotate.services.assignments import record_external_assignment_id, request_assignment
+from annotate.services.assignments import mark_assignment_seen, record_external_assignment_id, request_assignment
 from annotate.services.crowd import record_crowd_event
 from annotate.services.errors import WorkflowError
 from annotate.services.participation import (
@@ -34,7 +33,16 @@ from annotate.services.participation import (
     qualification_attempts_left,
 )
 
-from .arrival import crowd_arrival, crowd_campaign_slugs, crowd_context, is_crowd_identity, refuse, remote_ip, worker_for_user
+from .arrival import (
+    campaign_or_404,
+    crowd_arrival,
+    crowd_campaign_slugs,
+    crowd_context,
+    is_crowd_identity,
+    refuse,
+    remote_ip,
+    worker_for_user,
+)
 from .exits import exit_context, mturk_assignment_full
 
 
@@ -102,7 +110,7 @@ def claim_assignment(
 
 def campaign_entry(request: HttpRequest, slug: str) -> HttpResponse:
     """Entry point of a campaign, for signed-in users and for workers arriving from a crowd platform."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(slug)
     provider = detect_provider(request)
     if provider is not None:
         if not has_study_token(request, campaign):
@@ -159,10 +167,7 @@ def assignment_heartbeat(request: HttpRequest, slug: str, assignment_id: int) ->
     assignment is no longer the worker's to submit."""
     if not request.user.is_authenticated:
         return JsonResponse({"error": "not_signed_in"}, status=403)
-    touched = Assignment.objects.filter(
-        pk=assignment_id, item__campaign__slug=slug, worker__user=request.user, status=AssignmentStatus.ACTIVE,
-    ).update(last_seen_at=timezone.now())
-    if not touched:
+    if not mark_assignment_seen(assignment_id, request.user.pk, slug):
         # A page shown again after its item was submitted (Back, a restored tab) says so, truthfully.
         submitted = Assignment.objects.filter(
             pk=assignment_id, item__campaign__slug=slug, worker__user=request.user, status=AssignmentStatus.SUBMITTED,

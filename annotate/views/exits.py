@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from annotate.models import Campaign, Participation
+from annotate.models import Participation
 from annotate.protocols import protocol_for
 from annotate.providers import ArrivalError, Completion, CrowdProgress, provider_named
 from annotate.services.assignments import current_assignment
@@ -19,7 +19,7 @@ from annotate.services.participation import (
     items_under_external_assignment,
 )
 
-from .arrival import crowd_context, worker_for_user
+from .arrival import campaign_or_404, crowd_context, worker_for_user
 
 
 def mturk_assignment_full(participation: Participation, arrival: dict[str, str]) -> HttpResponse | None:
@@ -74,7 +74,7 @@ def exit_context(request: HttpRequest, participation: Participation, *, no_work:
 @login_required
 def campaign_done(request: HttpRequest, slug: str) -> HttpResponse:
     """After a submitted item: continue with another one, or finish (back to the crowd platform)."""
-    campaign = get_object_or_404(Campaign, slug=slug)
+    campaign = campaign_or_404(slug)
     context = crowd_context(request, campaign)
     worker = worker_for_user(request.user)
     participation = get_participation(worker, campaign)

@@ -389,6 +389,9 @@ def test_heartbeat_keeps_the_slot_and_its_absence_releases_it(client):
     assignment = request_assignment(worker, campaign)
     beat = reverse("annotate:assignment-heartbeat", args=[campaign.slug, assignment.pk])
     Assignment.objects.filter(pk=assignment.pk).update(created_at=timezone.now() - timedelta(minutes=30))
+    elsewhere = reverse("annotate:assignment-heartbeat", args=[make_campaign().slug, assignment.pk])
+    assert client.post(elsewhere).status_code == 410  # the assignment is heard from through its own campaign's URL only
+    assert Assignment.objects.get(pk=assignment.pk).last_seen_at is None
     assert client.post(beat).status_code == 204
     assert release_unattended_assignments(campaign) == 0  # heard from just now
     Assignment.objects.filter(pk=assignment.pk).update(last_seen_at=timezone.now() - timedelta(minutes=6))
