@@ -109,13 +109,20 @@ def mark_assignment_seen(assignment_id: int, user_id: int, campaign_slug: str) -
     sql = _SEEN_STATEMENTS.get(connection.alias)
     if sql is None:
         quote = connection.ops.quote_name
+
+        def table(model) -> str:
+            return quote(model._meta.db_table)
+
+        def column(model, name: str) -> str:
+            return quote(model._meta.get_field(name).column)
+
         sql = (
-            f"UPDATE {quote(Assignment._meta.db_table)} SET {quote('last_seen_at')} = %s "
-            f"WHERE {quote('id')} = %s AND {quote('status')} = %s "
-            f"AND {quote('worker_id')} = (SELECT w.{quote('id')} FROM {quote(Worker._meta.db_table)} w WHERE w.{quote('user_id')} = %s) "
-            f"AND EXISTS (SELECT 1 FROM {quote(Item._meta.db_table)} i JOIN {quote(Campaign._meta.db_table)} c "
-            f"ON c.{quote('id')} = i.{quote('campaign_id')} "
-            f"WHERE i.{quote('id')} = {quote(Assignment._meta.db_table)}.{quote('item_id')} AND c.{quote('slug')} = %s)"
+            f"UPDATE {table(Assignment)} SET {column(Assignment, 'last_seen_at')} = %s "
+            f"WHERE {column(Assignment, 'id')} = %s AND {column(Assignment, 'status')} = %s "
+            f"AND {column(Assignment, 'worker')} = "
+            f"(SELECT w.{column(Worker, 'id')} FROM {table(Worker)} w WHERE w.{column(Worker, 'user')} = %s) "
+            f"AND EXISTS (SELECT 1 FROM {table(Item)} i JOIN {table(Campaign)} c ON c.{column(Campaign, 'id')} = i.{column(Item, 'campaign')} "
+            f"WHERE i.{column(Item, 'id')} = {table(Assignment)}.{column(Assignment, 'item')} AND c.{column(Campaign, 'slug')} = %s)"
         )
         _SEEN_STATEMENTS[connection.alias] = sql
     now = Assignment._meta.get_field("last_seen_at").get_db_prep_save(timezone.now(), connection)
