@@ -531,6 +531,7 @@ class Stats:
     errors: Counter = field(default_factory=Counter)
     blocked: int = 0
     out_of_work: int = 0
+    reading_at_end: int = 0  # annotators whose reading the run's end cut short (``as_browser``): not submitted
     logged_in: int = 0
 
 
@@ -641,8 +642,12 @@ async def annotator(
             if not data["entity_done"]:
                 submission["entity_choice"] = choose_entity(data)
             body = json.dumps(submission)
-            if as_browser:
-                await _read_with_page_open(client, page.text, headers, rng.uniform(think_min, think) if think else 0.0, deadline, stats)
+            if as_browser and not await _read_with_page_open(client, page.text, headers, rng.uniform(think_min, think) if think else 0.0, deadline, stats):
+                # The run ended while this annotator read: the page stays open, unsubmitted, as a reader's would.
+                # (Submitting at the deadline would send every reader's answers in the same instant, a burst
+                # that no study sees and that the latencies would then report.)
+                stats.reading_at_end += 1
+                return
 
             async def submit_once(url: str = urls["submit"], body: str = body, headers: dict = headers):
                 started = time.perf_counter()
@@ -696,9 +701,11 @@ async def _timed_get(client, url: str, what: str, latencies: list[float], stats:
     return answer
 
 
-async def _read_with_page_open(client, page_html: str, headers: dict, seconds: float, deadline: float, stats: Stats) -> None:
-    """``seconds`` of reading with the task page open: its keep-alive posts at once, then every interval it names."""
+async def _read_with_page_open(client, page_html: str, headers: dict, seconds: float, deadline: float, stats: Stats) -> bool:
+    """``seconds`` of reading with the task page open: its keep-alive posts at once, then every interval it names.
+    False when the run's deadline came first (the reading was not finished)."""
     found = HEARTBEAT.search(page_html)
+    finished = time.monotonic() + seconds <= deadline
     until = min(time.monotonic() + seconds, deadline)
     while True:
         if found is not None:
@@ -712,10 +719,10 @@ async def _read_with_page_open(client, page_html: str, headers: dict, seconds: f
                 stats.errors[f"heartbeat: {exc}"] += 1
         left = until - time.monotonic()
         if left <= 0:
-            return
+            return finished
         await asyncio.sleep(min(left, float(found.group(2))) if found is not None else left)
         if found is None or time.monotonic() >= until:
-            return
+            return finished
 
 
 async def run_annotators(base: str, sessions: list[str], duration: float, **kwargs) -> Stats:

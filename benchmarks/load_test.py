@@ -140,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         "errors": dict(stats.errors),
         "retries": stats.retries,
         "annotators_out_of_work": stats.out_of_work,
+        "annotators_reading_at_the_end": stats.reading_at_end,
         "annotators_blocked": stats.blocked,
         "invariants": invariants,
     }
