@@ -40,6 +40,11 @@ def open_items_filter(campaign: Campaign) -> Q:
     return Q(settled=False, live_count__lt=campaign.max_workers) & below_target
 
 
+def refit_queued_key(campaign_id: int) -> str:
+    """The cache key that marks a refit of the campaign's label model as queued (the debounce of :func:`schedule_refit`)."""
+    return f"factlab:refit-queued:{campaign_id}"
+
+
 def schedule_refit(campaign: Campaign) -> None:
     """After a submit in an adaptive campaign: queue one refit of its label model, at most one per
     ``FACTLAB_LABEL_REFIT_DEBOUNCE_SECONDS`` (the first submit of a quiet spell queues it, delayed by that
@@ -48,7 +53,7 @@ def schedule_refit(campaign: Campaign) -> None:
     if not campaign.adaptive_redundancy:
         return
     delay = settings.FACTLAB_LABEL_REFIT_DEBOUNCE_SECONDS
-    if not cache.add(f"factlab:refit-queued:{campaign.pk}", 1, timeout=max(int(delay), 1)):
+    if not cache.add(refit_queued_key(campaign.pk), 1, timeout=max(int(delay), 1)):
         return
     from celery import current_app
 
