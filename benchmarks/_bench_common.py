@@ -705,8 +705,8 @@ async def _read_with_page_open(client, page_html: str, headers: dict, seconds: f
     """``seconds`` of reading with the task page open: its keep-alive posts at once, then every interval it names.
     False when the run's deadline came first (the reading was not finished)."""
     found = HEARTBEAT.search(page_html)
-    finished = time.monotonic() + seconds <= deadline
-    until = min(time.monotonic() + seconds, deadline)
+    read_until = time.monotonic() + seconds
+    finished, until = read_until <= deadline, min(read_until, deadline)
     while True:
         if found is not None:
             started = time.perf_counter()

@@ -8,7 +8,6 @@ instant, and the submit latencies would report that burst instead of the study's
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import time
 
@@ -30,7 +29,7 @@ PAGE_DATA = {
 
 def task_page() -> str:
     return (f'<div id="heartbeat" data-url="/c/{SLUG}/frank/task/7/heartbeat/" data-seconds="15"></div>'
-            f'<script id="task-data" type="application/json">{html.escape(json.dumps(PAGE_DATA), quote=False)}</script>')
+            f'<script id="task-data" type="application/json">{json.dumps(PAGE_DATA)}</script>')
 
 
 async def run_reader(reading_seconds: float, run_seconds: float) -> tuple[Stats, dict[str, int], float]:
@@ -63,7 +62,7 @@ async def run_reader(reading_seconds: float, run_seconds: float) -> tuple[Stats,
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
-    port = site._server.sockets[0].getsockname()[1]
+    port = runner.addresses[0][1]
     stats = Stats()
     started = time.monotonic()
     try:
