@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from django.db import connections, router
 from django.db.models import BooleanField, Func, Model, QuerySet
+from django.db.models.query import FlatValuesListIterable, ModelIterable, ValuesIterable, ValuesListIterable, get_related_populators
 from django.db.transaction import TransactionManagementError
 from django.utils.functional import cached_property
 
@@ -401,14 +402,26 @@ class CompiledQuery:
 
     def rows(self, **values: Any) -> list:
         """Every row the query finds with these parameter values."""
-        return list(self._bound(values))
+        connection, compiled, params = self._bind(values)
+        if compiled.reader is None:  # an iterable class without a reader of its own: the queryset reads the rows
+            base = compiled.queryset
+            bound = QuerySet(model=base.model, query=_BoundQuery(base.query, compiled, params), using=connection.alias)
+            bound._iterable_class, bound._fields, bound._for_write = base._iterable_class, base._fields, base._for_write
+            return list(bound)
+        # The statement and the rows straight from the cursor: a queryset, its iterable and a copy of the compiler
+        # built per call, and the rows fetched in chunks, were as much CPU again as reading the rows themselves.
+        with connection.cursor() as cursor:
+            cursor.execute(compiled.sql, params)
+            fetched = cursor.fetchall()
+        return compiled.reader.read(fetched, connection)
 
     def row(self, **values: Any) -> Any | None:
         """The first row the query finds (build it with ``[:1]`` for one row on a unique key), or None."""
         rows = self.rows(**values)
         return rows[0] if rows else None
 
-    def _bound(self, values: dict[str, Any]) -> QuerySet:
+    def _bind(self, values: dict[str, Any]) -> tuple[Any, _Compiled, tuple]:
+        """This thread's connection, the query compiled for it and the SQL's parameters with these values."""
         if values.keys() != self._params.keys():
             raise TypeError(f"CompiledQuery takes exactly the parameters {sorted(self._params)}, got {sorted(values)}")
         alias = router.db_for_read(self._model) if not self._for_write else router.db_for_write(self._model)
@@ -421,10 +434,7 @@ class CompiledQuery:
             value = _PLACEHOLDERS[self._params[name]].bind(values[name], connection)
             for position in positions:
                 params[position] = value
-        base = compiled.queryset
-        bound = QuerySet(model=base.model, query=_BoundQuery(base.query, compiled, tuple(params)), using=alias)
-        bound._iterable_class, bound._fields, bound._for_write = base._iterable_class, base._fields, base._for_write
-        return bound
+        return connection, compiled, tuple(params)
 
     def _with_markers(self) -> QuerySet:
         return self._build(**{name: _PLACEHOLDERS[kind].marker(i) for i, (name, kind) in enumerate(self._params.items())})
@@ -462,7 +472,7 @@ class CompiledQuery:
             if not found:
                 raise TypeError(f"CompiledQuery parameter {name!r} does not reach the SQL as one value: {sql}")
             positions[name] = found
-        compiled = _Compiled(queryset, compiler, sql, tuple(params), positions)
+        compiled = _Compiled(queryset, compiler, sql, tuple(params), positions, _RowReader.for_query(queryset, compiler))
         self._compiled[(alias, connection.vendor)] = compiled
         return compiled
 
@@ -511,10 +521,92 @@ class _Compiled:
     sql: str
     params: tuple
     positions: dict[str, list[int]]  # where each parameter's value goes in ``params``
+    reader: _RowReader | None  # turns the fetched rows into what the queryset yields (None: the queryset does)
     # The converters of the selected columns (JSON decoding, time zones), found once per connection: Django looks
     # them up column by column at every run of a query, a tenth of the time a compiled query spent reading rows.
     # A connection's own converters may be bound to it, hence one entry per connection (weakly held).
     converters: weakref.WeakKeyDictionary = dataclasses.field(default_factory=weakref.WeakKeyDictionary)
+
+
+class _RowReader:
+    """What a compiled query's queryset would yield, built from the rows its cursor fetched: models with their
+    ``select_related`` relations and annotations, or ``values()`` dicts, ``values_list()`` tuples or flat values,
+    with Django's converters applied (JSON decoding, time zones). Made once per compiled query, from the select
+    list its compilation laid out; :meth:`for_query` gives None for what it does not read (named tuples, composite
+    keys, selected expressions that are not in the row), which the queryset then reads itself."""
+
+    def __init__(self, compiler, kind: str, columns: int, names: tuple[str, ...] = ()) -> None:
+        self._compiler, self._kind, self._columns, self._names = compiler, kind, columns, names
+        self._expressions = [selected[0] for selected in compiler.select[:columns]]
+        # The converters (found column by column) and the related rows' populators, once per connection: both hold
+        # it, and another thread's connection is another object (weakly held, so a closed thread's goes with it).
+        self._per_connection: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        if kind == "models":
+            info = compiler.klass_info
+            self._model = info["model"]
+            first, last = info["select_fields"][0], info["select_fields"][-1] + 1
+            self._model_columns = slice(first, last)
+            self._init_list = [selected[0].target.attname for selected in compiler.select[first:last]]
+            self._annotations = tuple(compiler.annotation_col_map.items())
+
+    @classmethod
+    def for_query(cls, queryset: QuerySet, compiler) -> _RowReader | None:
+        query, iterable = queryset.query, queryset._iterable_class
+        columns = compiler.col_count
+        if compiler.has_composite_fields([selected[0] for selected in compiler.select[:columns]]):
+            return None
+        if iterable is ModelIterable:
+            return cls(compiler, "models", columns)
+        if iterable is ValuesIterable:
+            names = list(query.selected) if query.selected else [*query.extra_select, *query.values_select, *query.annotation_select]
+            return cls(compiler, "dicts", columns, tuple(names))
+        if iterable is ValuesListIterable:
+            return cls(compiler, "tuples", columns)
+        if iterable is FlatValuesListIterable:
+            return cls(compiler, "flat", columns)
+        return None
+
+    def _for(self, connection) -> tuple[list, list]:
+        kept = self._per_connection.get(connection)
+        if kept is None:
+            compiler = copy.copy(self._compiler)
+            compiler.connection = connection
+            converters = list(compiler.get_converters(self._expressions).items())
+            populators = (
+                get_related_populators(self._compiler.klass_info, self._compiler.select, connection.alias) if self._kind == "models" else []
+            )
+            kept = self._per_connection[connection] = (converters, populators)
+        return kept
+
+    def read(self, fetched: list[tuple], connection) -> list:
+        converters, populators = self._for(connection)
+        if converters or len(fetched[0] if fetched else ()) != self._columns:
+            rows = []
+            for fetched_row in fetched:
+                row = list(fetched_row[: self._columns])
+                for position, (functions, expression) in converters:
+                    value = row[position]
+                    for function in functions:
+                        value = function(value, expression, connection)
+                    row[position] = value
+                rows.append(row)
+        else:
+            rows = fetched
+        if self._kind == "flat":
+            return [row[0] for row in rows]
+        if self._kind == "tuples":
+            return [tuple(row) for row in rows]
+        if self._kind == "dicts":
+            return [dict(zip(self._names, row)) for row in rows]
+        objects, db = [], connection.alias
+        for row in rows:
+            instance = self._model.from_db(db, self._init_list, row[self._model_columns])
+            for populator in populators:
+                populator.populate(row, instance)
+            for name, position in self._annotations:
+                setattr(instance, name, row[position])
+            objects.append(instance)
+        return objects
 
 
 class _BoundQuery:

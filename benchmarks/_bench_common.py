@@ -64,13 +64,22 @@ def default_frank_dir() -> Path:
     return shared if (shared / "human_annotations.json").is_file() else REPO_ROOT / "data" / "frank-subset"
 
 
+def cache_db(redis_db: int) -> int:
+    """The Redis db of the benchmark site's cache (sessions, rate-limit counters, the answers and figures the site
+    keeps): the one after ``redis_db``, named explicitly in :func:`bench_env` and emptied with it by
+    :func:`flush_redis`, so that no run starts from what an earlier run kept under the same keys (a reused seed
+    gives every run the same ids)."""
+    return redis_db + 1
+
+
 def bench_env(*, database: str, redis_db: int, extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Environment of the site under test: its own database and Redis db, rate limits raised, no debug."""
+    """Environment of the site under test: its own database and Redis dbs, rate limits raised, no debug."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "FACTLAB_", "CELERY_", "PYTEST_"))}
     env.update(
         DJANGO_SETTINGS_MODULE="factlab.settings",
         DATABASE_URL=f"postgres://postgres@{HOST}:5432/{database}",
         REDIS_URL=f"redis://{HOST}:{redis_port()}/{redis_db}",
+        FACTLAB_CACHE_URL=f"redis://{HOST}:{redis_port()}/{cache_db(redis_db)}",
         DJANGO_DEBUG="0",
         # Plain HTTP on 127.0.0.1: not production mode (gunicorn.conf.py would turn it on), a throwaway key.
         FACTLAB_PRODUCTION="0",
@@ -198,12 +207,14 @@ def drop_copy(copy: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{copy}" WITH (FORCE)')
 
 
-def flush_redis(db: int) -> None:
+def flush_redis(db: int, *, with_cache: bool = False) -> None:
+    """Empty Redis db ``db`` (and, ``with_cache``, the site's cache db after it: :func:`cache_db`)."""
     import redis
 
-    client = redis.Redis(host=HOST, port=redis_port(), db=db)
-    client.flushdb()
-    client.close()
+    for number in (db, cache_db(db)) if with_cache else (db,):
+        client = redis.Redis(host=HOST, port=redis_port(), db=number)
+        client.flushdb()
+        client.close()
 
 
 def seed(*, frank_dir: Path, users: int, redundancy: int, documents: int | None) -> dict:
@@ -266,7 +277,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     """Options both benchmarks share: the data, the benchmark database and Redis db, the JSON output."""
     parser.add_argument("--frank-data", type=Path, default=default_frank_dir())
     parser.add_argument("--database", default="factlab_bench")
-    parser.add_argument("--redis-db", type=int, default=10, help="cache and rate-limit counters")
+    parser.add_argument("--redis-db", type=int, default=10, help="the site's broker db; its cache uses the next one (both emptied first)")
     parser.add_argument("--json-out", type=Path, default=None, help="also write the results as JSON")
     parser.add_argument(
         "--reuse-seed", action="store_true",
@@ -281,7 +292,7 @@ def prepare_site(env: dict[str, str], args: argparse.Namespace, *, documents: in
     Django in this process is pointed at the benchmark database and its connections are closed at the
     end, so the server under test gets the database to itself.
     """
-    flush_redis(args.redis_db)
+    flush_redis(args.redis_db, with_cache=True)
     fingerprint = seed_fingerprint(args.frank_data, args.users, args.redundancy, documents)
     template = f"{args.database}_seed"
     if getattr(args, "reuse_seed", False) and clone_seeded_template(template, args.database, fingerprint):

@@ -13,7 +13,10 @@ Each run works on a new copy of the seed ``load_test.py --reuse-seed`` kept (``<
 before any load), so every run of either tree starts from the same rows. The count grows with the history already
 there (a new worker's first pairs with the item's earlier workers, the fullest items the claim leads it to), and on
 databases that load runs had left at lengths of their own one tree's count moved by half between two runs. Without
-a seed the database is used as it is, and the script says so.
+a seed the database is used as it is, and the script says so. Each run also starts from empty Redis dbs of its own
+(:data:`COUNTING_REDIS_DB` and the next, for the cache: what a run kept under a worker's ids would otherwise be read
+by the next run's worker of the same ids) and with one secret key (it salts each worker's order of items: a key per
+run gave each run other items to claim).
 
 PostgreSQL's and Redis's own work and the kernel's (each round trip's system calls) are not counted: count
 statements and round trips for those (``tests/integration/test_prepared_pages.py``).
@@ -43,6 +46,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 TASK_DATA = re.compile(r'<script id="task-data" type="application/json">(.*?)</script>', re.DOTALL)
 COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
+# The counted runs' Redis dbs (this one for the broker, the next for the cache), emptied before each run.
+COUNTING_REDIS_DB = 14
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -144,14 +149,18 @@ def counted(tree: Path, database: str, args: argparse.Namespace, measured: int) 
 
 
 def _counted_on(tree: Path, database: str, args: argparse.Namespace, measured: int) -> tuple[int, int]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "FACTLAB_"))}
+    from benchmarks._bench_common import bench_env, flush_redis
+
+    env = bench_env(database=database, redis_db=COUNTING_REDIS_DB)
     env.update(
-        DJANGO_SETTINGS_MODULE="factlab.settings", DJANGO_DEBUG="0", FACTLAB_PRODUCTION="0",
-        DJANGO_SECRET_KEY="instructions-" + uuid.uuid4().hex * 2, FACTLAB_RATELIMIT_SUBMIT="1000000/m",
-        FACTLAB_LOG_LEVEL="ERROR", PYTHONWARNINGS="ignore", PYTHONHASHSEED="0",  # the same string hashes (set and dict orders) in every run
-        DATABASE_URL=f"postgres://postgres@127.0.0.1:5432/{database}",
-        REDIS_URL=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/12"),
+        # One key for every run: the key salts each worker's order of items (the claim's candidates), so a key of
+        # its own gave each run other items, other pages and counts a tenth apart on the same seed and code.
+        DJANGO_SECRET_KEY="instructions-" + "k" * 50,
+        PYTHONWARNINGS="ignore", PYTHONHASHSEED="0",  # the same string hashes (set and dict orders) in every run
     )
+    # As the database, the cache starts empty: what an earlier run kept under the same keys (the copy of the seed
+    # gives each run's workers the same ids) made a run's count depend on the run before it.
+    flush_redis(COUNTING_REDIS_DB, with_cache=True)
     with tempfile.TemporaryDirectory() as out:
         command = [
             "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/callgrind.out", str(tree / ".venv/bin/python"),

@@ -174,6 +174,46 @@ def test_a_compiled_query_reads_what_its_queryset_reads_without_compiling_again(
     assert str(second.worker.user_id) in queries.captured_queries[0]["sql"]
 
 
+def test_a_compiled_query_reads_each_kind_of_row_as_its_queryset_does():
+    """Models with related rows and annotations, dicts, tuples, flat values and named tuples (read by the queryset
+    itself): what the compiled query returns equals what the queryset built with the same values returns, JSON
+    decoded and times aware, in the same order."""
+    from django.db.models import Count, F
+
+    from annotate.models import Assignment
+    from annotate.services.assignments import request_assignment
+
+    campaign = make_campaign()
+    for _ in range(3):
+        make_document(campaign)
+    worker = qualify(make_worker(), campaign).worker
+    claimed = [request_assignment(worker, campaign) for _ in range(2)]
+    Assignment.objects.filter(pk=claimed[0].pk).update(layout={"summaries": [{"sentences": 2, "trap": None}], "note": "é"})
+
+    shapes = {
+        "models": lambda worker_id: Assignment.objects.filter(worker_id=worker_id).select_related("item__campaign", "worker__user")
+        .annotate(item_position=F("item__position")).order_by("id"),
+        "dicts": lambda worker_id: Assignment.objects.filter(worker_id=worker_id).values("id", "layout", "created_at").order_by("id"),
+        "tuples": lambda worker_id: Assignment.objects.filter(worker_id=worker_id).values_list("id", "layout", "expires_at").order_by("id"),
+        "flat": lambda worker_id: Assignment.objects.filter(worker_id=worker_id).values_list("layout", flat=True).order_by("id"),
+        "named": lambda worker_id: Assignment.objects.filter(worker_id=worker_id).values_list("id", "status", named=True).order_by("id"),
+        "grouped": lambda worker_id: Assignment.objects.filter(worker_id=worker_id).values("status").annotate(n=Count("id")).order_by("status"),
+    }
+    for name, build in shapes.items():
+        compiled = CompiledQuery(build, worker_id=int).rows(worker_id=worker.pk)
+        expected = list(build(worker.pk))
+        assert compiled == expected, name
+        assert len(compiled) in (1, 2), name
+    models = CompiledQuery(shapes["models"], worker_id=int).rows(worker_id=worker.pk)
+    first = models[0]
+    with CaptureQueriesContext(connection) as queries:  # the related rows came with it
+        assert first.item.campaign == campaign and first.worker.user == worker.user
+        assert first.item_position == first.item.position
+        assert first.layout["note"] == "é" and first.created_at.tzinfo is not None
+    assert len(queries) == 0
+    assert not first._state.adding and first._state.db == "default"
+
+
 def test_a_compiled_query_refuses_what_it_cannot_bind():
     from annotate.models import Assignment
     from annotate.rows import CompiledQuery
