@@ -28,10 +28,13 @@ def heal_import_jobs() -> list[int]:
 
 @shared_task(name="annotate.heal_page_preparations", ignore_result=True)
 def heal_page_preparations() -> list[int]:
-    """Beat: re-send page preparations whose message never reached the broker or was lost there, or whose worker died."""
+    """Beat: re-send page preparations whose message never reached the broker or was lost there, or whose worker died;
+    queue one for each campaign whose pages the running code has not prepared (after a deploy that changed the rules)."""
     from annotate.services.page_preparations import heal_page_preparations as heal
+    from annotate.services.page_preparations import queue_out_of_date_preparations
 
-    return heal(timedelta(seconds=settings.FACTLAB_HEAL_GRACE_SECONDS), timedelta(seconds=settings.FACTLAB_HEAL_PENDING_SECONDS))
+    resent = heal(timedelta(seconds=settings.FACTLAB_HEAL_GRACE_SECONDS), timedelta(seconds=settings.FACTLAB_HEAL_PENDING_SECONDS))
+    return resent + queue_out_of_date_preparations()
 
 
 @shared_task(name="annotate.purge_import_uploads", ignore_result=True)

@@ -18,6 +18,7 @@ from typing import Any
 from django.core.cache import cache
 
 from annotate import presentation
+from annotate.code_versions import code_version
 from annotate.models import Document
 from annotate.nlp import Span, article_entities_many, entity_spans, named_entities
 from annotate.spacy_pipeline import model_name
@@ -123,7 +124,7 @@ def article_typed_entities_many(texts: Iterable[str], batch_size: int = 16) -> I
 
 
 #: The entity rules (this file): a change to them makes every cached article's entities stale.
-_ENTITY_RULES = hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:16]
+_ENTITY_RULES = code_version(Path(__file__))
 
 
 def _present_entities(document: Document) -> dict[str, list[str]]:
@@ -168,7 +169,7 @@ def _pool(
 
 
 #: The casing model's rules: a change to them makes every cached model stale.
-_CASING_RULES = hashlib.sha1(Path(presentation.__file__).read_bytes()).hexdigest()[:16]
+_CASING_RULES = code_version(presentation)
 #: Articles of a campaign read for its casing model: enough to know which words are common.
 CASING_MODEL_ARTICLES = 1000
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from django.core.cache import cache
 
+from annotate.code_versions import code_version
 from annotate.frank import relevance
 
-RULE_VERSION = hashlib.sha1(Path(relevance.__file__).read_bytes()).hexdigest()[:12]
+RULE_VERSION = code_version(relevance, length=12)
 TIMEOUT_SECONDS = 7 * 24 * 3600
 
 

@@ -13,15 +13,16 @@ hashes their source) prepares that document in the request, with the same result
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Exists, OuterRef, QuerySet
 
 from annotate import nlp, presentation
+from annotate.code_versions import code_version
 from annotate.frank import entities, relevance
 from annotate.frank import page as page_rules
 from annotate.frank.entities import campaign_common_words, entity_pool, prepare_entity_pools, usable_pool
@@ -34,12 +35,9 @@ from annotate.services.control_items import record_overlaps
 
 logger = logging.getLogger("factlab.frank.prepared")
 
-#: The code whose output is stored: a change to any of these files makes every stored page stale (``nlp``: the
-#: article's entity spans its traps' swaps read).
-VERSION = hashlib.sha1(
-    b"".join(Path(m.__file__).read_bytes() for m in (page_rules, relevance, presentation, overlap, entities, nlp))
-    + Path(__file__).read_bytes() + Path(__file__).with_name("traps.py").read_bytes()
-).hexdigest()[:16]
+#: The code whose output is stored: a change to what any of these files does makes every stored page stale
+#: (``nlp``: the article's entity spans its traps' swaps read); comments and docstrings do not.
+VERSION = code_version(page_rules, relevance, presentation, overlap, entities, nlp, Path(__file__), Path(__file__).with_name("traps.py"))
 #: Relevance rankings are kept this long (``Campaign.relevant_sentences_k`` is at most 20).
 MAX_RANKING = 20
 CHUNK = 200  # documents per transaction (and per spaCy batch of entity pools)
@@ -185,6 +183,13 @@ def prepare_campaign(
             progress(done, len(ids))
     logger.info("prepared %d FRANK pages of campaign %s", done, campaign.slug)
     return done
+
+
+def campaigns_with_unprepared_pages(campaigns: QuerySet[Campaign]) -> list[Campaign]:
+    """Those of ``campaigns`` with a document that has no page of the current ``VERSION``. One query, which stops at
+    each campaign's first such document (the page's document index), however many documents it has."""
+    unprepared = Document.objects.filter(campaign=OuterRef("pk")).exclude(prepared_page__version=VERSION)
+    return list(campaigns.filter(Exists(unprepared)).order_by("pk"))
 
 
 # Read on every claim: compiled once (a document has at most one page).

@@ -445,6 +445,16 @@ class FrankProtocol(SentenceGold, Protocol):
 
         return prepare_campaign(campaign, only_missing=only_missing, progress=progress, checkpoint=checkpoint)
 
+    def pages_version(self) -> str:
+        from annotate.frank.prepared import VERSION
+
+        return VERSION
+
+    def campaigns_with_unprepared_pages(self, campaigns):
+        from annotate.frank.prepared import campaigns_with_unprepared_pages
+
+        return campaigns_with_unprepared_pages(campaigns)
+
     def prepare_assignment(self, assignment: Assignment) -> None:
         campaign = assignment.item.campaign
         layout = build_layout(assignment.item.document, campaign.trap_rate, random.Random(), item_placement(assignment.item.pk))

@@ -237,6 +237,17 @@ class Protocol(ABC):
         ``checkpoint()`` (cheap) is called between documents and raises to stop the run (a cancel)."""
         return 0
 
+    def pages_version(self) -> str:
+        """The version of the code whose output :meth:`prepare_campaign` stores ("": the protocol prepares nothing).
+        After a deploy that changes it, the beat queues one preparation per campaign whose pages are out of date
+        (``annotate.services.page_preparations.queue_out_of_date_preparations``)."""
+        return ""
+
+    def campaigns_with_unprepared_pages(self, campaigns: QuerySet[Campaign]) -> list[Campaign]:
+        """Those of ``campaigns`` (all of this kind) with a document whose page the current code has not prepared:
+        each claim of one would prepare it inside the request."""
+        return []
+
     def prepare_assignment(self, assignment: Assignment) -> None:
         """Fill ``assignment.layout`` (what the page shows, as the protocol records it: server-side only) on a new
         claim, before it is saved."""

@@ -9,11 +9,12 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotate.models import Campaign, ImportStatus, PagePreparation
+from annotate.models import Campaign, CampaignStatus, ImportStatus, PagePreparation
 from annotate.services.job_state import JobStateError, lost_pending
 from factlab.jobs import (
     PAGE_PREPARATION_LOCK,
@@ -36,9 +37,38 @@ def queue_page_preparation(campaign: Campaign) -> PagePreparation:
     open_run = PagePreparation.objects.filter(campaign=campaign, status=ImportStatus.PENDING).first()
     if open_run is not None:
         return open_run
-    run = PagePreparation.objects.create(campaign=campaign)
+    from annotate.protocols import protocol_for
+
+    run = PagePreparation.objects.create(campaign=campaign, code_version=protocol_for(campaign.kind).pages_version())
     dispatch_page_preparation(run)
     return run
+
+
+def queue_out_of_date_preparations() -> list[int]:
+    """Queue a preparation of each campaign not finished whose task pages the current code has not prepared (a
+    deploy that changed the page rules; a document whose page is missing), once per code version: a campaign
+    with a run of this version already, whatever its outcome, is left alone (a failed or cancelled one waits for
+    its admin's retry, and a run cannot loop on a document it fails on). Returns the runs queued or reused.
+
+    Without it, nothing prepares such pages but the claims, one at a time inside the workers' requests (spaCy
+    loaded into each web process), until an admin runs ``manage.py prepare_pages``.
+    ``FACTLAB_PREPARE_PAGES_AFTER_IMPORT=0`` (no automatic preparation) turns it off with the job after imports."""
+    from annotate.protocols import all_protocols
+
+    if not settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT:
+        return []
+    live = Campaign.objects.exclude(status=CampaignStatus.FINISHED)
+    queued = []
+    for protocol in all_protocols():
+        version = protocol.pages_version()
+        if not version:
+            continue
+        candidates = live.filter(kind=protocol.kind).exclude(page_preparations__code_version=version)
+        for campaign in protocol.campaigns_with_unprepared_pages(candidates):
+            run = queue_page_preparation(campaign)
+            logger.info("queued page preparation %s of campaign %s: pages out of date for code version %s", run.pk, campaign.slug, version)
+            queued.append(run.pk)
+    return queued
 
 
 def dispatch_page_preparation(run: PagePreparation) -> None:
