@@ -3,7 +3,6 @@ once; queries compiled once."""
 from __future__ import annotations
 
 import copy
-import dataclasses
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -522,10 +521,6 @@ class _Compiled:
     params: tuple
     positions: dict[str, list[int]]  # where each parameter's value goes in ``params``
     reader: _RowReader | None  # turns the fetched rows into what the queryset yields (None: the queryset does)
-    # The converters of the selected columns (JSON decoding, time zones), found once per connection: Django looks
-    # them up column by column at every run of a query, a tenth of the time a compiled query spent reading rows.
-    # A connection's own converters may be bound to it, hence one entry per connection (weakly held).
-    converters: weakref.WeakKeyDictionary = dataclasses.field(default_factory=weakref.WeakKeyDictionary)
 
 
 class _RowReader:
@@ -611,7 +606,9 @@ class _RowReader:
 
 class _BoundQuery:
     """The compiled query with this call's values: hands out the compiled compiler with the stored SQL; anything
-    else a queryset's iterable reads of its query (the selected names) comes from the query compiled."""
+    else a queryset's iterable reads of its query (the selected names) comes from the query compiled. Only what
+    :class:`_RowReader` does not read comes this way (named tuples, composite keys), none of it on a hot path: its
+    converters are looked up as Django looks them up, at every run."""
 
     def __init__(self, query, compiled: _Compiled, params: tuple) -> None:
         self._query, self._compiled, self._params = query, compiled, params
@@ -622,21 +619,6 @@ class _BoundQuery:
         # The connection of this thread (the compiled compiler holds the one of the thread that compiled it).
         compiler.connection = connection if connection is not None else connections[using or compiled.compiler.using]
         compiler.as_sql = lambda *args, **kwargs: (compiled.sql, self._params)
-        known = compiled.converters.get(compiler.connection)
-        if known is None:
-            known = compiled.converters[compiler.connection] = {}
-        find = compiler.get_converters
-
-        def get_converters(expressions):
-            # Keyed by the expressions' identities (the compiled select list, the same objects at every run); the
-            # entry holds the expressions too, so no id is reused by another object while it is kept.
-            key = tuple(map(id, expressions))
-            found = known.get(key)
-            if found is None:
-                found = known[key] = (tuple(expressions), find(expressions))
-            return found[1]
-
-        compiler.get_converters = get_converters
         return compiler
 
     def __getattr__(self, name: str) -> Any:
