@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from annotate.models import Campaign, CampaignStatus, ImportStatus, PagePreparation
@@ -45,10 +45,13 @@ def queue_page_preparation(campaign: Campaign) -> PagePreparation:
 
 
 def queue_out_of_date_preparations() -> list[int]:
-    """Queue a preparation of each campaign not finished whose task pages the current code has not prepared (a
-    deploy that changed the page rules; a document whose page is missing), once per code version: a campaign
-    with a run of this version already, whatever its outcome, is left alone (a failed or cancelled one waits for
-    its admin's retry, and a run cannot loop on a document it fails on). Returns the runs queued or reused.
+    """Queue a preparation of each campaign not finished with a document whose task page the current code has not
+    prepared (a deploy that changed the page rules; a page removed). Returns the runs queued or reused.
+
+    A campaign with a run of this code version under way, failed or cancelled is left alone: the first does the
+    work, the others wait for their admin's retry (a run that fails on a document would otherwise be queued again
+    at every beat). One whose run of this version succeeded and still has such a page gets another run: the pages
+    were prepared meanwhile by a worker of other code (during a rolling deploy) or removed.
 
     Without it, nothing prepares such pages but the claims, one at a time inside the workers' requests (spaCy
     loaded into each web process), until an admin runs ``manage.py prepare_pages``.
@@ -63,10 +66,11 @@ def queue_out_of_date_preparations() -> list[int]:
         version = protocol.pages_version()
         if not version:
             continue
-        candidates = live.filter(kind=protocol.kind).exclude(page_preparations__code_version=version)
+        waiting = PagePreparation.objects.filter(campaign=OuterRef("pk"), code_version=version).exclude(status=ImportStatus.SUCCEEDED)
+        candidates = live.filter(kind=protocol.kind).exclude(Exists(waiting))
         for campaign in protocol.campaigns_with_unprepared_pages(candidates):
             run = queue_page_preparation(campaign)
-            logger.info("queued page preparation %s of campaign %s: pages out of date for code version %s", run.pk, campaign.slug, version)
+            logger.info("page preparation %s of campaign %s: pages out of date for code version %s", run.pk, campaign.slug, version)
             queued.append(run.pk)
     return queued
 
