@@ -4,7 +4,9 @@ A stored value names the version of the code that computed it, so that changed r
 serving what the old rules said. The version is a digest of what the code *does*: the syntax tree of each
 module's source, without comments, docstrings, blank lines or layout. Hashing the files' bytes made a comment or
 a reworded docstring as costly as a changed rule: every stored page of every campaign out of date at once, each
-prepared again (spaCy included) by the first claim that read it, inside the request.
+prepared again (spaCy included) by the first claim that read it, inside the request. The tree is written as the
+running Python writes it, so an upgrade of Python may change every version once (the pages are then prepared again
+in the background: ``annotate.services.page_preparations.queue_out_of_date_preparations``).
 """
 from __future__ import annotations
 
