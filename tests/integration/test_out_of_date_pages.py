@@ -51,9 +51,12 @@ def test_the_beat_prepares_pages_left_by_other_code(settings, monkeypatch):
     assert PagePreparation.objects.filter(campaign=failed).count() == 1 and not PagePreparation.objects.filter(campaign=finished).exists()
 
 
-def test_no_run_is_queued_where_automatic_preparation_is_off(settings, monkeypatch):
-    campaign = imported_subset(settings, slug="manual")
-    monkeypatch.setattr(prepared, "VERSION", "rules-after-deploy")
+def test_no_run_is_queued_where_automatic_preparation_is_off(settings):
+    campaign = make_campaign()
+    make_document(campaign)  # no page prepared yet
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
     assert heal_page_preparations() == []
-    assert not PagePreparation.objects.filter(campaign=campaign, code_version="rules-after-deploy").exists()
+    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = True
+    queued = heal_page_preparations()
+    assert [run.pk for run in PagePreparation.objects.filter(campaign=campaign)] == queued and len(queued) == 1
+    assert DocumentPage.objects.filter(document__campaign=campaign, version=prepared.VERSION).count() == 1
