@@ -8,8 +8,9 @@ question's pool (kept in ``document.metadata`` by ``entities.py``).
 
 :func:`prepare_campaign` computes all of it after an import (Celery job ``annotate.prepare_campaign_pages``,
 or ``manage.py prepare_pages``) and stores it as a :class:`~annotate.models.DocumentPage` per document. A
-claim of a document that is not prepared yet (the job still running, or the rules changed: ``VERSION``
-hashes their source) prepares that document in the request, with the same result, only slower.
+claim of a document that is not prepared yet (the job still running, or the rules changed: ``VERSION`` is a digest
+of what their code does) prepares that document in the request, with the same result, only slower; after a change
+of rules the beat queues the preparation again (``campaigns_with_unprepared_pages``).
 """
 from __future__ import annotations
 
@@ -173,7 +174,7 @@ def prepare_campaign(
     raises to stop: the batch under way is not stored, earlier batches are)."""
     documents = Document.objects.filter(campaign=campaign).order_by("id")
     if only_missing:
-        documents = documents.exclude(prepared_page__version=VERSION)
+        documents = _unprepared(documents)
     ids = list(documents.values_list("id", flat=True))
     done = 0
     for start in range(0, len(ids), CHUNK):
@@ -188,8 +189,12 @@ def prepare_campaign(
 def campaigns_with_unprepared_pages(campaigns: QuerySet[Campaign]) -> list[Campaign]:
     """Those of ``campaigns`` with a document that has no page of the current ``VERSION``. One query, which stops at
     each campaign's first such document (the page's document index), however many documents it has."""
-    unprepared = Document.objects.filter(campaign=OuterRef("pk")).exclude(prepared_page__version=VERSION)
-    return list(campaigns.filter(Exists(unprepared)).order_by("pk"))
+    return list(campaigns.filter(Exists(_unprepared(Document.objects.filter(campaign=OuterRef("pk"))))).order_by("pk"))
+
+
+def _unprepared(documents: QuerySet[Document]) -> QuerySet[Document]:
+    """Those of ``documents`` without a page of the current ``VERSION`` (none, or one the code of another version made)."""
+    return documents.exclude(prepared_page__version=VERSION)
 
 
 # Read on every claim: compiled once (a document has at most one page).

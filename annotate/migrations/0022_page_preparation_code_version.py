@@ -13,6 +13,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='pagepreparation',
             name='code_version',
-            field=models.CharField(blank=True, help_text="The version of the page code it was queued under (the protocol's pages_version): the beat queues a campaign whose pages are out of date once per version.", max_length=40),
+            field=models.CharField(blank=True, help_text="The version of the page code it was queued under (the protocol's pages_version): while a run of the current version is under way, failed or cancelled, the beat queues no other for its campaign.", max_length=40),
         ),
     ]

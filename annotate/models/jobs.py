@@ -63,8 +63,8 @@ class PagePreparation(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     code_version = models.CharField(
         max_length=40, blank=True,
-        help_text="The version of the page code it was queued under (the protocol's pages_version): the beat queues a "
-                  "campaign whose pages are out of date once per version.",
+        help_text="The version of the page code it was queued under (the protocol's pages_version): while a run of the "
+                  "current version is under way, failed or cancelled, the beat queues no other for its campaign.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     dispatched_at = models.DateTimeField(null=True, blank=True, help_text="When its task message last reached the broker.")
