@@ -10,8 +10,9 @@
   correlations the full-sample residuals are resampled (as ``correlation``'s bootstrap), for Spearman
   their full-sample ranks. An interval that excludes 0 agrees with a small Williams p-value; unlike
   Williams' test it assumes no normality.
-* **Holm correction** (Holm 1979) of a family of p-values with statsmodels' ``multipletests``: a report
-  showing a matrix of Williams tests or one p-value per metric shows the adjusted values beside the raw.
+* **Holm correction** (Holm 1979) of a family of p-values, as statsmodels' ``multipletests(method="holm")``
+  computes it: a report showing a matrix of Williams tests or one p-value per metric shows the adjusted
+  values beside the raw.
 """
 from __future__ import annotations
 
@@ -20,7 +21,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
 
 from ._util import clean_float
 from .correlation import RESIDUAL_DIGITS, TOLERANCE, demean, group_codes
@@ -35,20 +35,31 @@ from .resampling import (
 METHODS = ("pearson", "spearman", "kendall")
 
 
-def holm(pvalues: Sequence[float | None], alpha: float = 0.05) -> list[float | None]:
-    """Holm-adjusted p-values (statsmodels ``multipletests(method="holm")``); ``None`` entries stay ``None``
-    and are not counted in the family.
+def holm(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values; ``None`` entries stay ``None`` and are not counted in the family.
+
+    The step-down adjustment: with the ``m`` p-values sorted ascending, the ``i``-th (from 0) becomes the
+    largest of ``(m - j) * p_j`` over ``j <= i``, capped at 1; each value returns to its place. The same values
+    as statsmodels' ``multipletests(method="holm")`` (``tests/unit/test_holm.py`` compares them), written here
+    because that function runs a full garbage collection on every call: about 0.2 s in a report worker whose
+    heap holds a campaign's frames, for arithmetic on a handful of numbers.
 
     Examples
     --------
     >>> [round(p, 6) if p is not None else None for p in holm([0.01, 0.04, None, 0.03])]
     [0.03, 0.06, None, 0.06]
+    >>> holm([0.5, 0.6])
+    [1.0, 1.0]
     """
     present = [i for i, p in enumerate(pvalues) if p is not None]
     out: list[float | None] = [None] * len(pvalues)
     if not present:
         return out
-    _, adjusted, _, _ = multipletests([float(pvalues[i]) for i in present], alpha=alpha, method="holm")
+    values = np.array([float(pvalues[i]) for i in present])
+    order = np.argsort(values, kind="stable")
+    stepped = np.maximum.accumulate(values[order] * np.arange(len(values), 0, -1))
+    adjusted = np.empty_like(values)
+    adjusted[order] = np.minimum(stepped, 1.0)
     for i, value in zip(present, adjusted, strict=True):
         out[i] = clean_float(value)
     return out
