@@ -66,6 +66,12 @@ def prepare(n_metrics: int) -> Campaign:
     return campaign
 
 
+def _importable(source: str) -> str:
+    """Baseline source importable beside today's code: the FRANK and BUMP taxonomies have moved since
+    (``annotate.frank.typology`` and ``annotate.bump.taxonomy`` to ``taxonomies``), with the same values."""
+    return source.replace("annotate.frank.typology", "taxonomies.frank").replace("annotate.bump.taxonomy", "taxonomies.bump")
+
+
 def load_baseline():
     """The report module of ``BASELINE_COMMIT`` with its own copy of the statistics package."""
     folder = Path(tempfile.mkdtemp(prefix="factlab-baseline-"))
@@ -76,10 +82,10 @@ def load_baseline():
     for name in names:
         text = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:metrics_service/stats/{name}"], cwd=REPO_ROOT,
                               capture_output=True, text=True, check=True).stdout
-        (package / name).write_text(text)
+        (package / name).write_text(_importable(text))
     report = subprocess.run(["git", "show", f"{BASELINE_COMMIT}:metrics_service/report.py"], cwd=REPO_ROOT,
                             capture_output=True, text=True, check=True).stdout
-    (folder / "_baseline_report.py").write_text(report.replace("metrics_service.stats", "_baseline_stats"))
+    (folder / "_baseline_report.py").write_text(_importable(report.replace("metrics_service.stats", "_baseline_stats")))
     sys.path.insert(0, str(folder))
     import _baseline_report
 

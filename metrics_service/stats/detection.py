@@ -100,30 +100,63 @@ def subsample_interval(
     seed: int = 0,
 ) -> tuple[float | None, float | None]:
     """AggreFact's 95% interval: balanced accuracy on ``n_resamples`` subsamples of ``fraction`` of the rows drawn
-    without replacement (seeded, in order), then the 2.5th and 97.5th percentiles."""
-    y, pred = np.asarray(labels, dtype=bool), np.asarray(predictions, dtype=bool)
-    size = int(len(y) * fraction)
-    if size == 0:
-        return None, None
-    rng = np.random.default_rng(seed)
-    values = np.empty(n_resamples)
-    # The subsamples are drawn one by one, in order (the same draws as AggreFact's loop), and counted a block at a
-    # time: each row's label and prediction as one of four codes, counted per subsample by one bincount; then the
-    # recall of each class present, as balanced_accuracy_present computes it.
-    codes = y.astype(np.intp) * 2 + pred
-    block = max(1, _SUBSAMPLE_BLOCK_CELLS // size)
-    for start in range(0, n_resamples, block):
-        stop = min(start + block, n_resamples)
-        drawn = codes[np.stack([rng.choice(len(y), size, replace=False) for _ in range(start, stop)])]
-        drawn += 4 * np.arange(stop - start)[:, None]
-        counts = np.bincount(drawn.ravel(), minlength=4 * (stop - start)).reshape(-1, 4)
-        negatives, positives = counts[:, 0] + counts[:, 1], counts[:, 2] + counts[:, 3]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            negative_recall, positive_recall = counts[:, 0] / negatives, counts[:, 3] / positives
-        values[start:stop] = np.where(positives == 0, negative_recall,
-                                      np.where(negatives == 0, positive_recall, (negative_recall + positive_recall) / 2))
-    low, high = np.percentile(values, [2.5, 97.5])
-    return clean_float(low), clean_float(high)
+    without replacement (seeded, in order), then the 2.5th and 97.5th percentiles.
+
+    Examples
+    --------
+    >>> low, high = subsample_interval(np.array([True, False] * 20), np.array([True, False] * 19 + [False, True]))
+    >>> 0.9 < low <= high <= 1.0
+    True
+    """
+    entry: dict = {}
+    batch = _SubsampleBatch(n_resamples, seed, fraction)
+    batch.add(labels, predictions, entry)
+    batch.flush()
+    return entry["ci_low"], entry["ci_high"]
+
+
+class _SubsampleBatch:
+    """Defers AggreFact's subsample intervals so that every interval over the same number of rows shares the draws.
+
+    The subsamples depend only on the number of rows (and the seed): every metric's interval on a test set, and
+    every test set of the same size, draws the same row indices. They are drawn once per size, one by one and in
+    order (the same draws as AggreFact's loop), a block at a time, and each pending interval counts its own labels
+    and predictions at those indices: each row's label and prediction as one of four codes, counted per
+    subsample by one bincount; then the recall of each class present, as :func:`balanced_accuracy_present`.
+    """
+
+    def __init__(self, n_resamples: int, seed: int, fraction: float = SUBSAMPLE_FRACTION):
+        self.n_resamples, self.seed, self.fraction = n_resamples, seed, fraction
+        self.pending: dict[int, list[tuple[np.ndarray, dict]]] = {}
+
+    def add(self, labels: np.ndarray, predictions: np.ndarray, entry: dict) -> None:
+        """``entry["ci_low"]`` and ``entry["ci_high"]`` are set by :meth:`flush` (None without rows to draw)."""
+        y, pred = np.asarray(labels, dtype=bool), np.asarray(predictions, dtype=bool)
+        entry["ci_low"] = entry["ci_high"] = None
+        if int(len(y) * self.fraction) > 0:
+            self.pending.setdefault(len(y), []).append((y.astype(np.intp) * 2 + pred, entry))
+
+    def flush(self) -> None:
+        for n, jobs in self.pending.items():
+            size = int(n * self.fraction)
+            rng = np.random.default_rng(self.seed)
+            values = np.empty((len(jobs), self.n_resamples))
+            block = max(1, _SUBSAMPLE_BLOCK_CELLS // size)
+            for start in range(0, self.n_resamples, block):
+                stop = min(start + block, self.n_resamples)
+                drawn = np.stack([rng.choice(n, size, replace=False) for _ in range(start, stop)])
+                offsets = 4 * np.arange(stop - start)[:, None]
+                for k, (codes, _) in enumerate(jobs):
+                    counts = np.bincount((codes[drawn] + offsets).ravel(), minlength=4 * (stop - start)).reshape(-1, 4)
+                    negatives, positives = counts[:, 0] + counts[:, 1], counts[:, 2] + counts[:, 3]
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        negative_recall, positive_recall = counts[:, 0] / negatives, counts[:, 3] / positives
+                    values[k, start:stop] = np.where(positives == 0, negative_recall,
+                                                     np.where(negatives == 0, positive_recall, (negative_recall + positive_recall) / 2))
+            for k, (_, entry) in enumerate(jobs):
+                low, high = np.percentile(values[k], [2.5, 97.5])
+                entry["ci_low"], entry["ci_high"] = clean_float(low), clean_float(high)
+        self.pending.clear()
 
 
 #: Rows of subsamples scored at once by :func:`subsample_interval` (their labels and predictions in memory).
@@ -245,8 +278,11 @@ def balanced_accuracy_report(
     return _aggrefact_report(frame, metrics, n_resamples)
 
 
-def _aggrefact_cell(valid: pd.DataFrame, test: pd.DataFrame, metric: str, *, n_resamples: int | None) -> dict | None:
-    """Threshold tuned on ``valid``, balanced accuracy on ``test`` (with the subsample interval when asked)."""
+def _aggrefact_cell(
+    valid: pd.DataFrame, test: pd.DataFrame, metric: str, *, n_resamples: int | None, batch: _SubsampleBatch | None = None,
+) -> dict | None:
+    """Threshold tuned on ``valid``, balanced accuracy on ``test`` (with the subsample interval when asked: filled in
+    by ``batch.flush()`` when a batch is given)."""
     if test.empty or valid.empty:
         return None
     threshold = aggrefact_threshold(valid[metric], valid["label"])
@@ -255,7 +291,11 @@ def _aggrefact_cell(valid: pd.DataFrame, test: pd.DataFrame, metric: str, *, n_r
     cell = {"threshold": threshold, "balanced_accuracy": clean_float(balanced_accuracy_present(y, pred)), "n": len(y),
             "single_class": bool(y.all() or not y.any())}
     if n_resamples:
-        cell["ci_low"], cell["ci_high"] = subsample_interval(y, pred, n_resamples=n_resamples)
+        own = batch is None
+        batch = _SubsampleBatch(n_resamples, 0) if own else batch
+        batch.add(y, pred, cell)
+        if own:
+            batch.flush()
     return cell
 
 
@@ -281,13 +321,13 @@ def aggrefact_table4(frame: pd.DataFrame, metric: str) -> dict:
     return {ds: {c: cells[c] for c in CATEGORY_ORDER if c in cells} for ds, cells in out.items()}
 
 
-def aggrefact_table5(frame: pd.DataFrame, metric: str, *, n_resamples: int = 1000) -> dict:
+def aggrefact_table5(frame: pd.DataFrame, metric: str, *, n_resamples: int = 1000, batch: _SubsampleBatch | None = None) -> dict:
     """Table 5: per corpus, one threshold tuned on the SOTA validation summaries, applied to the SOTA test
-    summaries, with the 80%-subsample interval."""
+    summaries, with the 80%-subsample interval (filled in by ``batch.flush()`` when a batch is given)."""
     rows = frame[frame[metric].notna() & (frame["category"] == "SOTA")]
     out = {}
     for dataset, sub in rows.groupby("dataset", sort=True):
-        cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, n_resamples=n_resamples)
+        cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, n_resamples=n_resamples, batch=batch)
         if cell is not None:
             out[str(dataset)] = cell
     return out
@@ -298,6 +338,8 @@ def _aggrefact_report(frame: pd.DataFrame, metrics: Sequence[str], n_resamples: 
     if "benchmark" not in frame:
         frame = frame.assign(benchmark="all")
     frame = frame.assign(benchmark=frame["benchmark"].fillna("all").astype(str))
+    # Every interval of every metric on test sets of one size shares the subsamples drawn for that size.
+    batch = _SubsampleBatch(n_resamples, 0)
     out: dict[str, dict] = {}
     for metric in metrics:
         rows = frame[frame[metric].notna()]
@@ -305,7 +347,7 @@ def _aggrefact_report(frame: pd.DataFrame, metrics: Sequence[str], n_resamples: 
         table4 = aggrefact_table4(rows, metric)
         per_dataset = {}
         for dataset, test_ds in test.groupby("dataset", sort=True):
-            cell = _aggrefact_cell(valid[valid["dataset"] == dataset], test_ds, metric, n_resamples=n_resamples)
+            cell = _aggrefact_cell(valid[valid["dataset"] == dataset], test_ds, metric, n_resamples=n_resamples, batch=batch)
             if cell is not None:
                 cell["by_system_category"] = table4.get(str(dataset), {})
             per_dataset[str(dataset)] = cell
@@ -316,11 +358,12 @@ def _aggrefact_report(frame: pd.DataFrame, metrics: Sequence[str], n_resamples: 
             for name, sub in (("all", test), *test.groupby("dataset", sort=True)):
                 y = sub["label"].to_numpy(dtype=bool)
                 pred = sub[metric].to_numpy(dtype=float) > threshold
-                low, high = subsample_interval(y, pred, n_resamples=n_resamples)
                 single[str(name)] = {"balanced_accuracy": clean_float(balanced_accuracy_present(y, pred)) if len(y) else None,
-                                     "ci_low": low, "ci_high": high, "n": len(y)}
+                                     "ci_low": None, "ci_high": None, "n": len(y)}
+                batch.add(y, pred, single[str(name)])
         out[metric] = {"procedure": "aggrefact", "per_dataset": per_dataset, "single_threshold": single,
-                       "table4": table4, "table5": aggrefact_table5(rows, metric, n_resamples=n_resamples)}
+                       "table4": table4, "table5": aggrefact_table5(rows, metric, n_resamples=n_resamples, batch=batch)}
+    batch.flush()
     return out
 
 

@@ -11,6 +11,7 @@ import pytest
 from sklearn.metrics import balanced_accuracy_score
 
 from metrics_service.stats.detection import (
+    _SubsampleBatch,
     aggrefact_threshold,
     balanced_accuracy_report,
     subsample_interval,
@@ -164,6 +165,20 @@ def test_subsample_intervals_are_those_of_a_loop_over_the_same_draws(rows, share
             values.append(balanced_accuracy_score(labels[picked], predictions[picked]))
     low, high = np.percentile(values, [2.5, 97.5])
     assert subsample_interval(labels, predictions, n_resamples=300, seed=11) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
+
+
+def test_intervals_that_share_their_draws_are_each_the_interval_alone():
+    """A report draws the subsamples once per test-set size and scores every metric's predictions on them: each
+    interval is the one its labels and predictions give alone, whatever else the batch holds (sizes mixed)."""
+    rng = np.random.default_rng(5)
+    jobs = [(rng.random(n) < 0.4, rng.random(n) < 0.5) for n in (120, 120, 37, 120, 37, 1)]
+    batch, entries = _SubsampleBatch(200, 3), [{} for _ in jobs]
+    for (labels, predictions), entry in zip(jobs, entries):
+        batch.add(labels, predictions, entry)
+    batch.flush()
+    for (labels, predictions), entry in zip(jobs, entries):
+        assert (entry["ci_low"], entry["ci_high"]) == subsample_interval(labels, predictions, n_resamples=200, seed=3)
+    assert entries[-1] == {"ci_low": None, "ci_high": None}  # one row: no 80% subsample to draw
 
 
 def test_the_plain_balanced_accuracy_here_is_scikit_learns():
