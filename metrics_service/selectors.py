@@ -218,7 +218,8 @@ def scores_frame(campaign: Campaign, metrics: list[str] | None = None) -> tuple[
     if long.empty:
         return pd.DataFrame(), {}
     configs = long.groupby("metric")["config_key"].nunique()
-    long["column"] = [m if configs[m] == 1 else f"{m}[{c}]" for m, c in zip(long["metric"], long["config_key"], strict=True)]
+    several = set(configs.index[configs > 1])  # a set, not a lookup in the Series for each of the rows
+    long["column"] = [f"{m}[{c}]" if m in several else m for m, c in zip(long["metric"], long["config_key"], strict=True)]
     info: dict[str, dict] = {}
     for column, group in long.groupby("column", sort=True):
         source = str(group["source"].mode().iloc[0])
