@@ -41,8 +41,8 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     The step-down adjustment: with the ``m`` p-values sorted ascending, the ``i``-th (from 0) becomes the
     largest of ``(m - j) * p_j`` over ``j <= i``, capped at 1; each value returns to its place. The same values
     as statsmodels' ``multipletests(method="holm")`` (``tests/unit/test_holm.py`` compares them), written here
-    because that function runs a full garbage collection on every call: about 0.2 s in a report worker whose
-    heap holds a campaign's frames, for arithmetic on a handful of numbers.
+    because that function runs a full garbage collection on every call, whose cost grows with the process's heap
+    (0.2 s a call in a test process holding the FRANK benchmark), for arithmetic on a handful of numbers.
 
     Examples
     --------
