@@ -278,11 +278,9 @@ def balanced_accuracy_report(
     return _aggrefact_report(frame, metrics, n_resamples)
 
 
-def _aggrefact_cell(
-    valid: pd.DataFrame, test: pd.DataFrame, metric: str, *, n_resamples: int | None, batch: _SubsampleBatch | None = None,
-) -> dict | None:
-    """Threshold tuned on ``valid``, balanced accuracy on ``test`` (with the subsample interval when asked: filled in
-    by ``batch.flush()`` when a batch is given)."""
+def _aggrefact_cell(valid: pd.DataFrame, test: pd.DataFrame, metric: str, *, batch: _SubsampleBatch | None = None) -> dict | None:
+    """Threshold tuned on ``valid``, balanced accuracy on ``test``; with ``batch``, the subsample interval too
+    (filled in by ``batch.flush()``)."""
     if test.empty or valid.empty:
         return None
     threshold = aggrefact_threshold(valid[metric], valid["label"])
@@ -290,12 +288,8 @@ def _aggrefact_cell(
     pred = test[metric].to_numpy(dtype=float) > threshold
     cell = {"threshold": threshold, "balanced_accuracy": clean_float(balanced_accuracy_present(y, pred)), "n": len(y),
             "single_class": bool(y.all() or not y.any())}
-    if n_resamples:
-        own = batch is None
-        batch = _SubsampleBatch(n_resamples, 0) if own else batch
+    if batch is not None:
         batch.add(y, pred, cell)
-        if own:
-            batch.flush()
     return cell
 
 
@@ -307,7 +301,7 @@ def aggrefact_table4(frame: pd.DataFrame, metric: str) -> dict:
     for (dataset, category), cell_rows in rows.groupby(["dataset", "category"], sort=True):
         benchmarks = {}
         for benchmark, sub in cell_rows.groupby("benchmark", sort=True):
-            cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, n_resamples=None)
+            cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric)
             if cell is not None:
                 benchmarks[str(benchmark)] = cell
         if not benchmarks:
@@ -325,11 +319,14 @@ def aggrefact_table5(frame: pd.DataFrame, metric: str, *, n_resamples: int = 100
     """Table 5: per corpus, one threshold tuned on the SOTA validation summaries, applied to the SOTA test
     summaries, with the 80%-subsample interval (filled in by ``batch.flush()`` when a batch is given)."""
     rows = frame[frame[metric].notna() & (frame["category"] == "SOTA")]
+    own = _SubsampleBatch(n_resamples, 0) if batch is None and n_resamples else None
     out = {}
     for dataset, sub in rows.groupby("dataset", sort=True):
-        cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, n_resamples=n_resamples, batch=batch)
+        cell = _aggrefact_cell(sub[sub["split"] == "valid"], sub[sub["split"] == "test"], metric, batch=own or batch)
         if cell is not None:
             out[str(dataset)] = cell
+    if own is not None:
+        own.flush()
     return out
 
 
@@ -347,7 +344,7 @@ def _aggrefact_report(frame: pd.DataFrame, metrics: Sequence[str], n_resamples: 
         table4 = aggrefact_table4(rows, metric)
         per_dataset = {}
         for dataset, test_ds in test.groupby("dataset", sort=True):
-            cell = _aggrefact_cell(valid[valid["dataset"] == dataset], test_ds, metric, n_resamples=n_resamples, batch=batch)
+            cell = _aggrefact_cell(valid[valid["dataset"] == dataset], test_ds, metric, batch=batch)
             if cell is not None:
                 cell["by_system_category"] = table4.get(str(dataset), {})
             per_dataset[str(dataset)] = cell
