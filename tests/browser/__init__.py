@@ -70,6 +70,17 @@ def new_page(browser):
         context.close()
 
 
+def follow(page, selector: str) -> None:
+    """Click a link or a form's button and wait until the page it opens has loaded.
+
+    A plain ``click`` returns as soon as the new page starts to arrive, before its HTML is parsed: a
+    ``locator(...).count()`` or an ``inner_text`` of an element both pages have (``main``, the status) right
+    after it can read the old page or half of the new one.
+    """
+    with page.expect_navigation():
+        page.click(selector)
+
+
 def live_login(page, live_server, username: str, password: str) -> None:
     """Sign in through the real login form."""
     page.goto(f"{live_server.url}/accounts/login/")

@@ -15,7 +15,7 @@ import pytest
 from annotate.bump.models import Edit
 from annotate.models import Assignment, AssignmentStatus, Campaign, CampaignStatus, ReviewStatus
 from annotate.providers import study_token
-from tests.browser import BROWSER_TIMEOUT_MS, live_login
+from tests.browser import BROWSER_TIMEOUT_MS, follow, live_login
 from tests.factories import make_worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -65,17 +65,17 @@ def admin_uploads_and_confirms(page, live_server, samples_dir, screenshot) -> No
     screenshot(page, "first-study-01-detected-kind")
     page.click("#confirm-import")
     page.wait_for_selector("#import-status[data-status=succeeded]")
-    page.click("#open-campaign")
+    follow(page, "#open-campaign")
     page.wait_for_selector("#readiness")
 
 
 def admin_sets_the_exits_and_starts(page, live_server, screenshot) -> None:
     assert "needed" in page.inner_text("#ready-exits")
-    page.click("#action-start")
+    follow(page, "#action-start")
     assert "Cannot start the campaign yet" in page.inner_text("main") and page.inner_text("#campaign-status") == "Draft"
     screenshot(page, "first-study-02-start-refused")
 
-    page.click("#ready-exits a.fix-link")
+    follow(page, "#ready-exits a.fix-link")
     page.wait_for_selector("#settings-crowd")
     assert page.url.endswith(f"/manage/{SLUG}/settings/#settings-crowd")
     assert "Copy both from your Prolific study" in page.inner_text("#settings-crowd")
@@ -84,7 +84,7 @@ def admin_sets_the_exits_and_starts(page, live_server, screenshot) -> None:
     page.fill("#id_prolific_completion_code", "C1STUDY")
     page.fill("#id_prolific_screenout_code", "C1STUDY")
     page.fill("#id_pay_per_item", "0.40")
-    page.click("#settings-save")
+    follow(page, "#settings-save")
     assert "must differ from the completion code" in page.inner_text("#error-prolific_screenout_code")
     assert Campaign.objects.get(slug=SLUG).prolific_completion_code == ""  # refused as a whole
     screenshot(page, "first-study-03-settings-refused")
@@ -95,7 +95,7 @@ def admin_sets_the_exits_and_starts(page, live_server, screenshot) -> None:
     page.uncheck("#id_qualification_required")
     # The test's workers edit at machine speed, which the reading-time rule would count as no work done.
     page.fill("#id_min_seconds_per_sentence", "0")
-    page.click("#settings-save")
+    follow(page, "#settings-save")
     page.wait_for_selector(".messages li.success")
     assert "Settings saved" in page.inner_text(".messages")
     assert page.locator("#settings-readiness li.missing").count() == 0 and page.locator("#ready-all").count() == 1
@@ -106,7 +106,7 @@ def admin_sets_the_exits_and_starts(page, live_server, screenshot) -> None:
 
     page.goto(f"{live_server.url}/manage/{SLUG}/")
     assert page.locator("#readiness li.missing").count() == 0
-    page.click("#action-start")
+    follow(page, "#action-start")
     assert page.inner_text("#campaign-status") == "Running"
     screenshot(page, "first-study-05-started")
 
@@ -192,7 +192,7 @@ def test_a_new_admin_runs_a_bump_task2_study_from_upload_to_review(browser, brow
     phone.click("#next-item")
     phone.wait_for_selector("#edited-summary")
     admin.goto(f"{live_server.url}/manage/{SLUG}/")
-    admin.click("#people-link")
+    follow(admin, "#people-link")
     row = admin.locator(f"#working-table tr[data-worker='{phone_pid}']")
     assert row.count() == 1 and "prolific" in row.inner_text() and "2" in row.inner_text()
     held = Assignment.objects.get(worker__external_id=phone_pid, status=AssignmentStatus.ACTIVE)
@@ -202,7 +202,7 @@ def test_a_new_admin_runs_a_bump_task2_study_from_upload_to_review(browser, brow
     admin.check("#invite-form input[name=role][value=reviewer]")
     admin.fill("#id_username", "rita-reviewer")
     admin.fill("#id_email", "rita@example.org")
-    admin.click("#invite-submit")
+    follow(admin, "#invite-submit")
     link = admin.input_value("#invitation-link")
     assert "/accounts/invite/" in link and "invited, link not used yet" in admin.inner_text("#access-table")
     screenshot(admin, "first-study-09-people")

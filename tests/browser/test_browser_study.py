@@ -8,7 +8,7 @@ import json
 import pytest
 
 from annotate.models import Campaign, CampaignStatus, MetricScore
-from tests.browser import live_login
+from tests.browser import follow, live_login
 from tests.celery.test_scoring_jobs_worker import WORKER_ENV
 from tests.celery_helpers import CeleryWorker, broker, wait_for
 from tests.factories import make_worker
@@ -58,26 +58,26 @@ def test_an_admin_runs_a_study_from_an_upload_to_the_report(browser_page, live_s
         upload(page, live_server, "browser-study", "study.jsonl", [record(n) for n in range(1, 4)])
         page.wait_for_selector("#import-status[data-status=succeeded]")
         assert '"documents": 3' in page.inner_text("#import-report")
-        page.click("#open-campaign")
+        follow(page, "#open-campaign")
         # Not ready for a Prolific study yet: the checklist says what is missing and the start is refused.
         assert "needed" in page.inner_text("#ready-exits")
-        page.click("#action-start")
+        follow(page, "#action-start")
         assert "Cannot start the campaign yet" in page.inner_text("main") and page.inner_text("#campaign-status") == "Draft"
         page.fill("#id_prolific_completion_code", "STUDY-DONE")
         page.fill("#id_prolific_screenout_code", "STUDY-OUT")
-        page.click("#crowd-save")
+        follow(page, "#crowd-save")
         # The uploaded data has no labels, so the qualification can only be the shipped pool: accepted knowingly.
         assert page.locator("#ready-qualification.missing").count() == 1
         page.goto(f"{live_server.url}/manage/browser-study/control/")
-        page.click("#accept-shipped-qualification")
+        follow(page, "#accept-shipped-qualification")
         page.goto(f"{live_server.url}/manage/browser-study/")
         assert page.locator("#readiness li.missing").count() == 0
-        page.click("#action-start")
+        follow(page, "#action-start")
         assert page.inner_text("#campaign-status") == "Running"
         assert Campaign.objects.get(slug="browser-study").status == CampaignStatus.RUNNING
 
         page.check("#score-form input[value=rouge]")
-        page.click("#score-form button[type=submit]")
+        follow(page, "#score-form button[type=submit]")
         # The request only queued the job: the page is back at once and the job list follows the worker.
         assert page.locator("tr.job[data-kind=scoring]").count() == 1
         page.wait_for_selector("tr.job[data-kind=scoring][data-status=done]", timeout=120_000)
@@ -85,7 +85,7 @@ def test_an_admin_runs_a_study_from_an_upload_to_the_report(browser_page, live_s
         wait_for(lambda: MetricScore.objects.filter(summary__document__campaign__slug="browser-study").exists(),
                  timeout=5, what="stored scores", workers=[worker])
 
-        page.click("#report-link")
+        follow(page, "#report-link")
         page.wait_for_selector("h1")
         assert "analysis" in page.inner_text("h1")
         # The dashboard shows the figures a worker stores after the scores arrive (never computed in the
