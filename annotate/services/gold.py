@@ -63,7 +63,9 @@ class SentenceGoldRows:
     def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign
         #: The campaign's summaries, with the reference an edit was made from and their document.
-        self.summaries = list(Summary.objects.filter(document__campaign=campaign).select_related("edited_from", "document"))
+        # In id order, as everything that adds labels from it: rows in the order the table happens to hold them
+        # (which rows an earlier delete freed) would number the same gold differently from one database to the next.
+        self.summaries = list(Summary.objects.filter(document__campaign=campaign).select_related("edited_from", "document").order_by("pk"))
         self._published = {summary.pk: summary.document.public_labels for summary in self.summaries}
         self._rows: dict[tuple[int, int], GoldLabel] = {}
 
@@ -79,7 +81,7 @@ class SentenceGoldRows:
     def store(self) -> int:
         """Store the labels of sentences that have none yet; returns how many were added."""
         existing = set(GoldLabel.objects.filter(summary__document__campaign=self.campaign).values_list("summary_id", "sentence_index"))
-        new = [row for key, row in self._rows.items() if key not in existing]
+        new = [row for key, row in sorted(self._rows.items()) if key not in existing]  # ids in sentence order
         GoldLabel.objects.bulk_create(new, ignore_conflicts=True)
         return len(new)
 
@@ -92,7 +94,7 @@ def imported_judgement_gold(campaign: Campaign) -> int:
     votes: dict[tuple[int, int], list[tuple[bool, list[str]]]] = defaultdict(list)
     for summary_id, index, factual, categories in SentenceJudgement.objects.filter(
         summary__document__campaign=campaign, source=JudgementSource.IMPORTED
-    ).values_list("summary_id", "sentence_index", "factual", "categories"):
+    ).order_by("pk").values_list("summary_id", "sentence_index", "factual", "categories"):
         votes[(summary_id, index)].append((factual, categories))
     for (summary_id, index), answers in votes.items():
         if len(answers) < MIN_IMPORTED_VOTES:
@@ -366,7 +368,7 @@ def gold_from_crowd(campaign: Campaign) -> int:
     for summary_id, index, worker_id, factual in SentenceJudgement.objects.filter(
         summary__document__campaign=campaign, source=JudgementSource.COLLECTED, worker_id__in=list(accuracy),
         assignment__status=AssignmentStatus.SUBMITTED,
-    ).values_list("summary_id", "sentence_index", "worker_id", "factual"):
+    ).order_by("pk").values_list("summary_id", "sentence_index", "worker_id", "factual"):
         if (summary_id, index) not in existing:
             evidence[(summary_id, index)].append((factual, accuracy[worker_id]))
     new = []

@@ -28,3 +28,20 @@ def test_an_even_split_of_imported_judgements_gives_no_gold_while_the_scores_cou
     assert gold == {1: (True, ""), 2: (False, "EntE")}  # the 2-2 split of sentence 0 is no label
     assert majority_label(2, 4) is True and majority_label(2, 4, tie="none") is None
     assert campaign.items.get().is_control
+
+
+def test_gold_is_numbered_in_sentence_order_whatever_order_the_judgements_came_in():
+    # Gold ids order the control page's predictability halvings and the exports: they must follow the data
+    # (summary, then sentence), not the order in which rows were written or happen to lie in the table.
+    campaign = make_campaign()
+    document = make_document(campaign, summaries=[["A one.", "A two.", "A three."], ["B one.", "B two."]])
+    summaries = list(Summary.objects.filter(document=document).order_by("pk"))
+    workers = [make_worker() for _ in range(3)]
+    for summary in reversed(summaries):
+        for index in reversed(range(len(summary.sentences))):
+            for worker in workers:
+                SentenceJudgement.objects.create(summary=summary, sentence_index=index, worker=worker, factual=index % 2 == 0,
+                                                 categories=[] if index % 2 == 0 else ["EntE"], source=JudgementSource.IMPORTED)
+    assert gold_from_imported_labels(campaign) == 5
+    numbered = list(GoldLabel.objects.filter(summary__document=document).order_by("pk").values_list("summary_id", "sentence_index"))
+    assert numbered == sorted(numbered) == [(s.pk, i) for s in summaries for i in range(len(s.sentences))]
