@@ -71,11 +71,16 @@ def _scores(predicted, labels: Sequence[bool], strata: Sequence[str]) -> tuple[f
     """(pooled, within strata) balanced score of ``predicted``, by :func:`balanced_score` on the answers summed."""
     import numpy as np
 
-    # Counted with numpy: the threshold search scores a few thousand rules per campaign.
     names, codes = np.unique(np.asarray(strata, dtype=str), return_inverse=True)
-    expected = np.asarray(labels, dtype=bool)
-    right = np.asarray(predicted, dtype=bool) == expected
-    counts = np.bincount((codes * 2 + expected) * 2 + right, minlength=len(names) * 4)
+    return _coded_scores(np.asarray(predicted, dtype=bool), np.asarray(labels, dtype=bool), codes, names)
+
+
+def _coded_scores(predicted, expected, codes, names) -> tuple[float | None, float | None]:
+    """:func:`_scores` of boolean arrays, the strata given as indexes into ``names``: counted with numpy, since the
+    threshold search scores a few thousand rules per campaign."""
+    import numpy as np
+
+    counts = np.bincount((codes * 2 + expected) * 2 + (predicted == expected), minlength=len(names) * 4)
     checks = [Check(bool(cell // 2 % 2), bool(cell % 2), float(n), count=int(n), stratum=str(names[cell // 4]))
               for cell, n in enumerate(counts.tolist()) if n]
     quality = balanced_score(checks, 1)
@@ -101,14 +106,15 @@ def gold_predictability(campaign: Campaign) -> Predictability:
     # strata), one seed in seven put a feature above the warning; the mean over many halvings does not move so.
     halvings = np.random.default_rng(0)
     folds_by_split = [halvings.permutation(len(labels)) % 2 for _ in range(HALF_SPLITS)]
-    labels_a, strata_a = np.asarray(labels), np.asarray(strata)
+    stratum_names, stratum_codes = np.unique(np.asarray(strata, dtype=str), return_inverse=True)
 
     def best_rule(values, train, which: int) -> tuple[float, bool]:
         best = (-1.0, 0.0, True)
-        for threshold in np.unique(np.quantile(values[train], np.linspace(0, 1, 41))):
+        shown, expected, codes = values[train], y[train], stratum_codes[train]
+        for threshold in np.unique(np.quantile(shown, np.linspace(0, 1, 41))):
+            reached = shown >= threshold
             for above in (True, False):
-                predicted = (values[train] >= threshold) == above
-                score = _scores(predicted, labels_a[train], strata_a[train])[which] or 0.0
+                score = _coded_scores(reached == above, expected, codes, stratum_names)[which] or 0.0
                 best = max(best, (score, threshold, above), key=lambda b: b[0])
         return best[1], best[2]
 
