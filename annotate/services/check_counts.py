@@ -29,6 +29,7 @@ from .quality import (
     Check,
     CheckedAnswers,
     keep_submission_answers,
+    recency,
     recent_checks,
     worker_checks,
 )
@@ -68,7 +69,7 @@ def window_groups(groups: list[Check], per_class: int = RECENT_CHECKS_PER_CLASS)
     in their order: what the window of any later history is still cut from."""
     left = {True: per_class, False: per_class}
     taken: set[int] = set()
-    for position in sorted(range(len(groups)), key=lambda i: groups[i].at or datetime.min, reverse=True):
+    for position in sorted(range(len(groups)), key=lambda i: recency(groups[i]), reverse=True):
         group = groups[position]
         take = min(group.count, left[group.expected_factual])
         if take > 0:

@@ -414,7 +414,7 @@ def review_pairs(participation: Participation, assignment: Assignment) -> list[C
     compared = submission_pairs(participation, assignment)
     if compared is None:  # not tallied by this request (a submission judged again): from the history
         compared = pairs_stats(campaign, me, item_id=assignment.item_id)
-    for partner, mine_first in compared.items():
+    for partner, mine_first in sorted(compared.items()):  # flags numbered by partner, not by the tally's row order
         a, b = min(me, partner), max(me, partner)
         stats = mine_first if a == me else replace(
             mine_first, first_after_second=mine_first.second_after_first, second_after_first=mine_first.first_after_second,
@@ -474,7 +474,7 @@ def hold_unpaid_entries(participation: Participation, reason: str, *, why: str =
     entries = BonusEntry.objects.filter(
         worker_id=participation.worker_id, campaign_id=participation.campaign_id, paid_at__isnull=True, amount__gt=0,
     ).exclude(key__startswith=f"{HELD_COPY_PREFIX}:")
-    for entry in entries.select_related("assignment"):
+    for entry in entries.select_related("assignment").order_by("created_at", "id"):
         key = f"{HELD_COPY_PREFIX}:{entry.key}"
         if add_ledger_entry(key=key, participation=participation, assignment=entry.assignment, amount=-entry.amount,
                             reason=f"held for review: {why}", reversal=True):

@@ -172,12 +172,29 @@ def balanced_score(checks: Sequence[Check], min_per_class: int = 1) -> Quality:
 RECENT_CHECKS_PER_CLASS = 10
 
 
+def recency(check: Check) -> tuple:
+    """Sort key of checks, most recent last: the submission's time, then, among the groups of one submission
+    (which share it), a fixed order of what they hold. A window cut inside a submission then takes the same
+    groups whatever order the database returned them in, in the submit's statement and in a recount alike."""
+    return (check.at or datetime.min, check.stratum, check.source, check.public, check.from_page, check.correct, check.count, check.weight)
+
+
 def recent_checks(checks: Sequence[Check], per_class: int = RECENT_CHECKS_PER_CLASS) -> list[Check]:
     """The most recent ``per_class`` checked answers of each class (a group of equal answers cut to fit, its
-    weight in proportion)."""
+    weight in proportion), in :func:`recency` order.
+
+    Examples
+    --------
+    >>> at = datetime(2026, 1, 1)
+    >>> one_submission = [Check(True, True, 2.0, count=2, at=at), Check(True, False, 2.0, count=2, at=at)]
+    >>> [(c.correct, c.count) for c in recent_checks(one_submission, per_class=3)]
+    [(True, 2), (False, 1)]
+    >>> [(c.correct, c.count) for c in recent_checks(one_submission[::-1], per_class=3)]
+    [(True, 2), (False, 1)]
+    """
     left = {True: per_class, False: per_class}
     window = []
-    for check in sorted(checks, key=lambda c: c.at or datetime.min, reverse=True):
+    for check in sorted(checks, key=recency, reverse=True):
         take = min(check.count, left[check.expected_factual])
         if take <= 0:
             continue

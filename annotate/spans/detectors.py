@@ -65,7 +65,7 @@ def score_words(campaign: Campaign, detector: str, scorer: Any, *, output: str |
     """Store ``detector``'s word scores for the campaign's summaries (token mode when the scorer has it, else sentence
     mode on ``output``, default its first); returns how many summaries were scored."""
     rows = list(summaries if summaries is not None else Summary.objects.filter(document__campaign=campaign, span_answers__isnull=False)
-                .distinct().select_related("document"))
+                .distinct().select_related("document").order_by("pk"))
     token_mode = hasattr(scorer, "token_scores")
     output = output or scorer.output_names[0]
     computed = []

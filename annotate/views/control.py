@@ -54,7 +54,7 @@ def control_page(request: HttpRequest, slug: str) -> HttpResponse:
         )),
         "decisions": PayDecision.objects.filter(campaign=campaign).select_related("worker").order_by("-created_at", "-id")[:100],
         "copy_flags": copy_flags(campaign),  # pairs whose answers are not independent (services/independence.py)
-        "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at")[:50],
+        "recent_gold": gold.select_related("summary", "set_by").order_by("-updated_at", "-id")[:50],
         # How well a script reading only the page separates the gold (gold_predictability.gold_predictability).
         "predictability": cached_gold_predictability(campaign),
         "predictability_warning": PREDICTABILITY_WARNING,

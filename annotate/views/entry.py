@@ -147,7 +147,7 @@ def home(request: HttpRequest) -> HttpResponse:
             return refuse(request, "Open your study link", (
                 "Your session has ended. Please open the study link again from the crowd platform's study page."
             ), 200)
-    campaigns = Campaign.objects.order_by("name") if request.user.is_staff else Campaign.objects.filter(status=CampaignStatus.RUNNING).order_by("name")
+    campaigns = Campaign.objects.order_by("name", "pk") if request.user.is_staff else Campaign.objects.filter(status=CampaignStatus.RUNNING).order_by("name", "pk")
     if is_crowd_identity(worker):
         campaigns = campaigns.filter(slug__in=crowd_campaign_slugs(request))
     rows = []

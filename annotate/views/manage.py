@@ -36,7 +36,7 @@ def _csv_response(text: str, filename: str) -> HttpResponse:
 
 @staff_required
 def campaign_list(request: HttpRequest) -> HttpResponse:
-    rows = [{"campaign": c, "progress": campaign_progress(c)} for c in Campaign.objects.order_by("name")]
+    rows = [{"campaign": c, "progress": campaign_progress(c)} for c in Campaign.objects.order_by("name", "pk")]
     return render(request, "annotate/manage/list.html", {"rows": rows})
 
 

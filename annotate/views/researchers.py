@@ -26,7 +26,7 @@ class InviteForm(forms.Form):
     username = forms.CharField(max_length=150)
     email = forms.EmailField(required=False)
     campaigns = forms.ModelMultipleChoiceField(
-        queryset=Campaign.objects.order_by("name"), required=False, to_field_name="slug",
+        queryset=Campaign.objects.order_by("name", "pk"), required=False, to_field_name="slug",
         help_text="Campaigns the researcher may read, export, score and upload metric scores to.",
     )
 
@@ -72,7 +72,7 @@ def researchers_page(request: HttpRequest) -> HttpResponse:
 
 def _landing(request: HttpRequest, user) -> HttpResponse:
     """Where an invitee starts: a campaign's reviewer at its review queue, anyone else at home."""
-    for campaign in user.reviewed_campaigns.order_by("name"):
+    for campaign in user.reviewed_campaigns.order_by("name", "pk"):
         review_name = protocol_for(campaign.kind).review_url_name
         if review_name:
             messages.success(request, f"Your password is set. You review {campaign.name}: its review queue is below.")

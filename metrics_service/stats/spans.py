@@ -291,6 +291,10 @@ def pairwise_span_f1(answers: pd.DataFrame, *, against: pd.DataFrame | None = No
     {'exact': 0.3333333333333333, 'overlap': 1.0, 'pairs': 3}
     """
     by_summary: dict[object, list[Sequence[Span]]] = {}
+    # Overlap matches are not symmetric (two short spans inside one long one), so which answer of a pair counts
+    # as the prediction changes the pooled F1: the answers are taken by annotator, not in the order rows came in.
+    if "worker_id" in answers.columns:
+        answers = answers.assign(_annotator=answers["worker_id"].astype(str)).sort_values(["_annotator"], kind="stable")
     for summary_id, spans in answers[["summary_id", "spans"]].itertuples(index=False):
         by_summary.setdefault(summary_id, []).append(list(spans))
     if against is None:

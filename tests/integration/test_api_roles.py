@@ -120,6 +120,20 @@ def test_only_admin_sees_gold_in_documents(campaign, admin_client, researcher_cl
     assert "negative_entity" not in researcher_doc and "traps" not in researcher_doc
 
 
+def test_a_documents_traps_are_listed_in_id_order_after_one_of_them_changed(campaign, admin_client):
+    # An update writes the row elsewhere in the table, so a list read in table order would move it to the end.
+    from annotate.models import Document, Trap
+
+    document = Document.objects.get(campaign=campaign, external_id="doc-cnn")
+    for n in range(3):
+        Trap.objects.create(document=document, code="ENT", text=f"Trap {n} of the ordering check.", expected_factual=False)
+    first = Trap.objects.filter(document=document).order_by("id").first()
+    Trap.objects.filter(pk=first.pk).update(overlap=0.5)
+    listed = next(d for d in admin_client.get(f"{C}/documents/").json()["results"] if d["external_id"] == "doc-cnn")["traps"]
+    expected = list(Trap.objects.filter(document=document).order_by("id").values_list("text", flat=True))
+    assert [t["text"] for t in listed] == expected
+
+
 def test_admin_export_includes_gold_only_for_admin(campaign, admin_client, researcher_client):
     import json
 

@@ -98,6 +98,22 @@ def test_the_recent_window_keeps_the_latest_checks_of_each_class():
     assert sum(c.weight for c in window if not c.expected_factual and not c.correct) == 4.0  # all 4 recent misses kept
 
 
+def test_a_window_cut_inside_one_submission_takes_the_same_groups_in_any_order():
+    # A submission's groups share its time; the database returns them in no fixed order. The submit's kept
+    # window (window_groups) and a recount from history (recent_checks) must cut them alike, whatever the order.
+    from datetime import datetime
+    from itertools import permutations
+
+    from annotate.services.check_counts import window_groups
+
+    at = datetime(2026, 1, 1)
+    groups = [Check(True, True, 4.0, count=4, at=at, stratum="cnndm/3"), Check(True, False, 3.0, count=3, at=at, stratum="cnndm/3"),
+              Check(True, True, 5.0, count=5, at=at, stratum="xsum/1"), Check(False, False, 2.0, count=2, at=at, stratum="xsum/0")]
+    windows = {tuple(sorted(map(repr, recent_checks(list(order), per_class=10)))) for order in permutations(groups)}
+    kept = {tuple(sorted(map(repr, window_groups(list(order), per_class=10)))) for order in permutations(groups)}
+    assert len(windows) == 1 and len(kept) == 1
+
+
 # ---------------------------------------------------------------- answers a page feature predicts
 
 def test_the_best_threshold_rule_over_a_feature_and_its_direction():

@@ -81,6 +81,16 @@ def test_pairwise_span_f1_exact_and_overlap_by_hand():
         S.span_f1([(0, 1, EXT)], [], "fuzzy")
 
 
+def test_pairwise_span_f1_does_not_depend_on_the_order_of_the_rows():
+    # Two short spans inside one long one: as predictions both overlap, as the reference one long span is found,
+    # so the pair's counts differ with the side each answer takes; the annotators decide the sides, not the rows.
+    rows = pd.DataFrame({"summary_id": [1, 1, 2, 2], "worker_id": ["human:12", "human:9", "human:9", "human:12"],
+                         "spans": [[(0, 6, EXT)], [(0, 2, EXT), (3, 5, EXT)], [(1, 2, PRED)], [(0, 4, PRED), (6, 7, PRED)]]})
+    first = S.pairwise_span_f1(rows)
+    for order in ([3, 2, 1, 0], [1, 0, 2, 3], [0, 1, 3, 2]):
+        assert S.pairwise_span_f1(rows.iloc[order].reset_index(drop=True)) == first
+
+
 def test_majority_answers_keep_words_two_annotators_share_and_agree_with_the_summary_rule():
     rows = [(1, 7, 6, [(0, 3, EXT)]), (1, 8, 6, [(1, 4, EXT), (5, 6, PRED)]), (1, 9, 6, [])]
     majority = S.majority_answers(_answers(rows))

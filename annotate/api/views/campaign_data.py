@@ -2,6 +2,7 @@
 its app (``Protocol.api_urls_module``, e.g. BUMP's edits)."""
 from __future__ import annotations
 
+from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, viewsets
 
@@ -9,7 +10,7 @@ from annotate.api import filters, serializers
 from annotate.api.pagination import IdCursorPagination, StandardPagination
 from annotate.api.permissions import is_admin
 from annotate.api.views.base import REVEAL, SLUG, CampaignScoped, WorkerRowsList
-from annotate.models import Document, MetricScore, SentenceJudgement, Summary
+from annotate.models import Document, MetricScore, SentenceJudgement, Summary, Trap
 
 
 @extend_schema(parameters=[SLUG])
@@ -26,7 +27,8 @@ class DocumentViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
         if self.fake():
             return Document.objects.none()
         queryset = Document.objects.filter(campaign=self.campaign).order_by("id")
-        return queryset.prefetch_related("traps") if is_admin(self.request.user) else queryset
+        # Nested lists in a fixed order: rows change place in the table when they are updated.
+        return queryset.prefetch_related(Prefetch("traps", Trap.objects.order_by("id"))) if is_admin(self.request.user) else queryset
 
 
 @extend_schema(parameters=[SLUG])
@@ -40,7 +42,8 @@ class SummaryViewSet(CampaignScoped, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         if self.fake():
             return Summary.objects.none()
-        return Summary.objects.filter(document__campaign=self.campaign).select_related("document").prefetch_related("metric_scores").order_by("id")
+        return Summary.objects.filter(document__campaign=self.campaign).select_related("document").prefetch_related(
+            Prefetch("metric_scores", MetricScore.objects.order_by("metric", "config_key", "id"))).order_by("id")
 
 
 

@@ -1,7 +1,8 @@
 """Campaigns: list, read, create, edit and move through their states."""
 from __future__ import annotations
 
-from django.db.models import Count
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Prefetch
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -46,7 +47,8 @@ class CampaignViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.C
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return Campaign.objects.none()
-        return readable_campaigns(self.request.user).annotate(n_documents=Count("documents", distinct=True)).prefetch_related("researchers", "reviewers").order_by("-created_at", "-id")
+        return readable_campaigns(self.request.user).annotate(n_documents=Count("documents", distinct=True)).prefetch_related(
+            *(Prefetch(role, get_user_model().objects.order_by("username")) for role in ("researchers", "reviewers"))).order_by("-created_at", "-id")
 
     def perform_create(self, serializer):
         data = dict(serializer.validated_data)
