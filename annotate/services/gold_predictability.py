@@ -3,7 +3,6 @@ scored as workers are (balanced within strata), so the control page can warn whe
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from annotate.models import Campaign, GoldLabel
@@ -67,17 +66,10 @@ def gold_page_features(campaign: Campaign) -> tuple[list[list[float]], list[str]
     return features, datasets, labels, strata
 
 
-def _scores(predicted, labels: Sequence[bool], strata: Sequence[str]) -> tuple[float | None, float | None]:
-    """(pooled, within strata) balanced score of ``predicted``, by :func:`balanced_score` on the answers summed."""
-    import numpy as np
-
-    names, codes = np.unique(np.asarray(strata, dtype=str), return_inverse=True)
-    return _coded_scores(np.asarray(predicted, dtype=bool), np.asarray(labels, dtype=bool), codes, names)
-
-
-def _coded_scores(predicted, expected, codes, names) -> tuple[float | None, float | None]:
-    """:func:`_scores` of boolean arrays, the strata given as indexes into ``names``: counted with numpy, since the
-    threshold search scores a few thousand rules per campaign."""
+def _scores(predicted, expected, codes, names) -> tuple[float | None, float | None]:
+    """(pooled, within strata) balanced score of the boolean arrays ``predicted`` against ``expected``, the strata
+    given as indexes into ``names``, by :func:`balanced_score` on the answers summed (counted with numpy: the
+    threshold search scores a few thousand rules per campaign)."""
     import numpy as np
 
     counts = np.bincount((codes * 2 + expected) * 2 + (predicted == expected), minlength=len(names) * 4)
@@ -114,7 +106,7 @@ def gold_predictability(campaign: Campaign) -> Predictability:
         for threshold in np.unique(np.quantile(shown, np.linspace(0, 1, 41))):
             reached = shown >= threshold
             for above in (True, False):
-                score = _coded_scores(reached == above, expected, codes, stratum_names)[which] or 0.0
+                score = _scores(reached == above, expected, codes, stratum_names)[which] or 0.0
                 best = max(best, (score, threshold, above), key=lambda b: b[0])
         return best[1], best[2]
 
@@ -128,13 +120,13 @@ def gold_predictability(campaign: Campaign) -> Predictability:
                 for k in (0, 1):
                     threshold, above = best_rule(values, fold != k, which)
                     predicted[fold == k] = (values[fold == k] >= threshold) == above
-                per_split.append(_scores(predicted, labels, strata)[which])
+                per_split.append(_scores(predicted, y, stratum_codes, stratum_names)[which])
             known = [score for score in per_split if score is not None]
             scores.append(round(float(np.mean(known)), 4) if known else None)
         predictors.append(Predictor(f"{name} (best threshold)", scores[0], scores[1]))
     factual_share = y.mean()
     by_dataset = {name: y[[d == name for d in datasets]].mean() for name in set(datasets)}
-    pooled, stratified = _scores([by_dataset[d] > factual_share for d in datasets], labels, strata)
+    pooled, stratified = _scores(np.asarray([by_dataset[d] > factual_share for d in datasets]), y, stratum_codes, stratum_names)
     predictors.append(Predictor("data set", pooled, stratified))
     folds = min(5, int(min(y.sum(), (~y).sum())))
     if folds >= 2:
@@ -147,7 +139,7 @@ def gold_predictability(campaign: Campaign) -> Predictability:
         onehot = np.asarray([[d == name for name in names] for d in datasets], dtype=float)
         model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
         predicted = cross_val_predict(model, np.hstack([matrix, onehot]), y, cv=folds)
-        pooled, stratified = _scores(predicted, labels, strata)
+        pooled, stratified = _scores(np.asarray(predicted, dtype=bool), y, stratum_codes, stratum_names)
         predictors.append(Predictor("logistic regression on all of them", pooled, stratified))
     return Predictability(gold=len(labels), predictors=predictors)
 
