@@ -30,6 +30,7 @@ import json
 import os
 import random
 import re
+import secrets
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -389,22 +390,35 @@ def simulate(
 
 @contextmanager
 def throwaway_database(suffix: str) -> Iterator[Callable[[str], Any]]:
-    """Django set up on a database of its own (not the test suite's), created here and dropped on leaving;
-    yields ``make_worker(label)``, a worker with a user named after the label. Pages are prepared on first
-    claim, in this process."""
+    """Django set up on a database of its own (not the test suite's), created here and dropped on leaving, and on
+    cache keys of its own, deleted on leaving; yields ``make_worker(label)``, a worker with a user named after the
+    label. Pages are prepared on first claim, in this process.
+
+    The database numbers its rows from 1 again on every run, and the site keeps what it computed in its cache under
+    those numbers (a participation's window of answers, a campaign's settings, sessions, rate-limit counts): on the
+    developer's Redis cache, a run started within minutes of another read that run's entries as its own (a
+    worker's submits counted against the earlier run's worker of the same id). Each run's keys carry a prefix of
+    their own.
+
+    Time is simulated on the server's clock (assignments moved back), so the per-minute submit limit, a defence of
+    its own that no strategy here can pass faster than a minute, would stop the simulated workers part-way,
+    earlier or later as the machine's speed goes: it is lifted here to measure the pay rules."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
     import django
 
     django.setup()
     from django.conf import settings
     from django.contrib.auth import get_user_model
+    from django.core.cache import cache
     from django.db import connection
-    from django.test.utils import setup_test_environment
+    from django.test.utils import override_settings, setup_test_environment
 
     from annotate.models import Worker
 
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
     setup_test_environment()
+    own_keys = {**settings.CACHES["default"], "KEY_PREFIX": f"{suffix}-{secrets.token_hex(6)}"}
+    override_settings(CACHES={**settings.CACHES, "default": own_keys}, FACTLAB_RATELIMIT_SUBMIT="100000/m").enable()
     old_name = connection.settings_dict["NAME"]
     connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_{suffix}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
@@ -417,6 +431,8 @@ def throwaway_database(suffix: str) -> Iterator[Callable[[str], Any]]:
         yield make_worker
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
+        if hasattr(cache, "delete_pattern"):  # Redis (django-redis): this run's keys only; a local cache ends with the process
+            cache.delete_pattern("*")
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ the ledger owes, amounts waiting for review, the status and its reason.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import tempfile
 import time
@@ -29,7 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from benchmarks.adversary_bot import page_data
+from benchmarks.adversary_bot import page_data, throwaway_database
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CAPITALISED = re.compile(r"(?<=\s)[A-Z][a-z]{3,}\b")
@@ -175,33 +174,8 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=60)
     parser.add_argument("--pay", type=Decimal, default=Decimal("0.50"))
     args = parser.parse_args()
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "factlab.settings")
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.db import connection
-    from django.test.utils import setup_test_environment
-
-    from annotate.models import Worker
-
-    settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
-    # Time is simulated on the server's clock (assignments moved back), so the per-minute submit limit, a
-    # defence of its own, would stop the bots first: it is lifted here to measure the pay rules.
-    settings.FACTLAB_RATELIMIT_SUBMIT = "100000/m"
-    setup_test_environment()
-    old_name = connection.settings_dict["NAME"]
-    connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_bump_adversary"
-    connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
-        def make_worker(label: str) -> Worker:
-            user = get_user_model().objects.create_user(username=re.sub(r"\W+", "-", label).strip("-"), password=None)
-            return Worker.objects.create(user=user)
-
+    with throwaway_database("bump_adversary") as make_worker:
         results = simulate(args.frank, args.items, args.pay, make_worker)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
     print(f"BUMP Task 1, 693 items (99 FRANK articles x 7 types); each identity offered up to {args.items} items, {args.pay} per item")
     print(f"{'identity':<26} {'items':>5} {'edits':>5} {'refused':>7} {'owed':>7} {'waiting':>7}  status (reason)")
     for label, row in results.items():
