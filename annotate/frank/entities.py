@@ -200,7 +200,12 @@ def entity_pool(document: Document) -> dict[str, dict[str, list[str]]]:
     cached = (document.metadata or {}).get(ENTITY_POOL_KEY)
     if cached and "absent" in cached:
         return cached
-    others = Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("?")[:ENTITY_POOL_OTHERS]
+    # Drawn with the document's id as the seed: every process that computes this pool (a claim in any web worker,
+    # a pool recomputed after its page went stale) offers the same absent names, so the reading-check options a
+    # worker was shown can be computed again from the data.
+    candidates = list(Document.objects.filter(campaign_id=document.campaign_id).exclude(pk=document.pk).order_by("pk").values_list("pk", flat=True))
+    chosen = random.Random(document.pk).sample(candidates, min(ENTITY_POOL_OTHERS, len(candidates)))
+    others = Document.objects.filter(pk__in=chosen).order_by("pk")
     negative = document.negative_entity.strip()
     pool = _pool(
         document, _present_entities(document), (_present_entities(other) for other in others),

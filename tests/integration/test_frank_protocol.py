@@ -519,6 +519,28 @@ def test_entity_question_uses_named_entities_of_the_same_kind_computed_once_per_
     assert entity_pool(document) == pool
 
 
+def test_a_pool_computed_alone_draws_the_same_other_articles_in_every_process():
+    """A pool computed alone (a claim of a page not prepared yet) samples ENTITY_POOL_OTHERS of the campaign's other
+    articles for its absent names: the draw is seeded by the document, so computing it again (another web process,
+    a page prepared again) offers the same names, and the reading-check options shown can be reproduced."""
+    from annotate.frank.entities import ENTITY_POOL_KEY, ENTITY_POOL_OTHERS, entity_pool
+
+    campaign = make_campaign()
+    document = make_document(campaign, negative_entity="")
+    for n in range(ENTITY_POOL_OTHERS + 5):  # their entities stored already: no parse needed to sample them
+        other = make_document(campaign, negative_entity="", item=False)
+        other.metadata = {ENTITY_POOL_KEY: {"present": {"PERSON": [f"Person Number{n}"]}}}
+        other.save(update_fields=["metadata"])
+    pools = []
+    for _ in range(3):
+        Document.objects.filter(pk=document.pk).update(metadata={})
+        document.refresh_from_db()
+        pools.append(entity_pool(document))
+    sampled = [name for name in pools[0]["absent"]["PERSON"] if name.startswith("Person Number")]
+    assert len(sampled) == ENTITY_POOL_OTHERS  # a sample, not every other article
+    assert pools[1] == pools[0] and pools[2] == pools[0]
+
+
 def test_pools_computed_alone_parse_each_other_article_once(monkeypatch):
     """A claim of a page not prepared yet computes its pool alone, from the entities of the campaign's other
     articles: one claim after another, each in a web process of its own, parses each article once (the cache
