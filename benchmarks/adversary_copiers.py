@@ -9,7 +9,10 @@ rest. They work in rounds beside the reader (reader, then each copier, one item 
 (``--reader-first``) after the reader has done all its items, so that every item they get may be copied.
 
     DJANGO_DEBUG=1 DATABASE_URL=... .venv/bin/python -m benchmarks.adversary_copiers [--frank ../shared/data/frank]
-        [--documents 60] [--items 30] [--reader-first] [--pay 0.50] [--public-gold]
+        [--documents 60] [--items 30] [--reader-first] [--pay 0.50] [--public-gold] [--copy-noise 0.1]
+
+``--copy-noise``: each copier turns that share of the copied answers the other way, to look like a reader who
+disagrees now and then (what the pair check's thresholds let through is in docs/workflows.md).
 
 Prints per identity: items, balanced score, owed, status and reason (the evidence of a hold), the items each
 copier shared with the reader, and the copiers' total beside the reader's.
@@ -68,16 +71,22 @@ class Reader(GoldFollower):
 
 
 class Copier:
-    """Copies the reader's answer to a sentence of the same text; "Yes" where the reader has none."""
+    """Copies the reader's answer to a sentence of the same text; "Yes" where the reader has none. With ``noise``,
+    a share of the copied answers is turned the other way (drawn per copier and sentence), as a ring that knows the
+    checks compare its members' answers would do to look like readers who disagree now and then."""
 
-    def __init__(self, reader: Reader) -> None:
-        self.reader = reader
+    def __init__(self, reader: Reader, noise: float = 0.0, number: int = 0) -> None:
+        self.reader, self.noise, self.number = reader, noise, number
         self.copied = 0
 
     def answer(self, data: dict[str, Any], position: int, index: int, text: str) -> dict[str, Any]:
         copied = self.reader.by_text.get(text)
-        self.copied += copied is not None
-        return dict(copied) if copied is not None else {"factual": True, "categories": []}
+        if copied is None:
+            return {"factual": True, "categories": []}
+        self.copied += 1
+        if self.noise and int(hashlib.sha256(f"{self.number}:{text}".encode()).hexdigest(), 16) % 1000 / 1000 < self.noise:
+            return {"factual": True, "categories": []} if not copied["factual"] else {"factual": False, "categories": ["EntE"]}
+        return dict(copied)
 
     def entity_choice(self, data: dict[str, Any]) -> int:
         from annotate.models import Assignment
@@ -87,7 +96,7 @@ class Copier:
 
 def simulate(
     frank_dir: Path, documents: int, items: int, make_worker, seconds_per_sentence: float = 6.0, reader_first: bool = False,
-    pay_per_item: Decimal = Decimal("0.50"), private_gold: bool = True,
+    pay_per_item: Decimal = Decimal("0.50"), private_gold: bool = True, copy_noise: float = 0.0,
 ) -> dict[str, dict[str, Any]]:
     """The reader and three copiers on one campaign, in rounds or the reader first; figures per identity."""
     from django.test import Client
@@ -97,7 +106,7 @@ def simulate(
     # Private gold (labels an admin wrote) by default: bonuses can be earned, as where the attack was found.
     campaign = setup_campaign(frank_dir, documents, slug="adversary-copiers", private_gold=private_gold, pay_per_item=pay_per_item)
     reader = Reader()
-    agents = {"reader": reader, **{f"copier {k}": Copier(reader) for k in (1, 2, 3)}}
+    agents = {"reader": reader, **{f"copier {k}": Copier(reader, noise=copy_noise, number=k) for k in (1, 2, 3)}}
     identities = {}
     for label in agents:
         worker = make_worker(label)
@@ -135,12 +144,14 @@ def main() -> None:
     parser.add_argument("--reader-first", action="store_true", help="the copiers start once the reader is done")
     parser.add_argument("--pay", type=Decimal, default=Decimal("0.50"), help="the campaign's pay per item")
     parser.add_argument("--public-gold", action="store_true", help="keep FRANK's released labels public (no bonus from them)")
+    parser.add_argument("--copy-noise", type=float, default=0.0, help="share of copied answers each copier turns the other way")
     args = parser.parse_args()
     with throwaway_database("adversary_copiers") as make_worker:
         figures = simulate(args.frank, args.documents, args.items, make_worker, reader_first=args.reader_first,
-                           pay_per_item=args.pay, private_gold=not args.public_gold)
+                           pay_per_item=args.pay, private_gold=not args.public_gold, copy_noise=args.copy_noise)
     order = "the reader first" if args.reader_first else "in rounds"
-    print(f"FRANK subset: {args.documents} articles; one reader and three copiers, up to {args.items} items each, {order}")
+    noise = f", {args.copy_noise:.0%} of copied answers turned" if args.copy_noise else ""
+    print(f"FRANK subset: {args.documents} articles; one reader and three copiers, up to {args.items} items each, {order}{noise}")
     print(f"{'identity':<10} {'items':>5} {'shared':>6} {'balanced':>8} {'owed':>7} {'held':>6}  status (reason)")
     for label, row in figures.items():
         score = "-" if row["balanced_score"] is None else f"{row['balanced_score']:.3f}"
