@@ -37,6 +37,11 @@ from benchmarks.adversary_bot import (
 CATEGORY_SCORES = ("RelE", "EntE", "CircE", "OutE", "GramE", "CorefE", "LinkE")
 
 
+def _draw(key: str) -> float:
+    """A number in [0, 1) fixed by ``key``: the same draw for the same sentence in every run."""
+    return int(hashlib.sha256(key.encode()).hexdigest(), 16) % 1000 / 1000
+
+
 class Reader(GoldFollower):
     """Reads: known labels on control sentences, FRANK's summary ratings elsewhere; remembers every answer."""
 
@@ -60,8 +65,7 @@ class Reader(GoldFollower):
             answer = super().answer(data, position, index, text)
         else:
             scores = Summary.objects.get(pk=self._summaries[position]).human_scores or {}
-            draw = int(hashlib.sha256(text.encode()).hexdigest(), 16) % 1000 / 1000
-            if draw < 1 - float(scores.get("Factuality", 1.0)):
+            if _draw(text) < 1 - float(scores.get("Factuality", 1.0)):
                 worst = min(CATEGORY_SCORES, key=lambda c: float(scores.get(c, 1.0)))
                 answer = {"factual": False, "categories": [worst]}
             else:
@@ -84,7 +88,7 @@ class Copier:
         if copied is None:
             return {"factual": True, "categories": []}
         self.copied += 1
-        if self.noise and int(hashlib.sha256(f"{self.number}:{text}".encode()).hexdigest(), 16) % 1000 / 1000 < self.noise:
+        if self.noise and _draw(f"{self.number}:{text}") < self.noise:
             return {"factual": True, "categories": []} if not copied["factual"] else {"factual": False, "categories": ["EntE"]}
         return dict(copied)
 
