@@ -418,7 +418,8 @@ def throwaway_database(suffix: str) -> Iterator[Callable[[str], Any]]:
     settings.FACTLAB_PREPARE_PAGES_AFTER_IMPORT = False
     setup_test_environment()
     own_keys = {**settings.CACHES["default"], "KEY_PREFIX": f"{suffix}-{secrets.token_hex(6)}"}
-    override_settings(CACHES={**settings.CACHES, "default": own_keys}, FACTLAB_RATELIMIT_SUBMIT="100000/m").enable()
+    run_settings = override_settings(CACHES={**settings.CACHES, "default": own_keys}, FACTLAB_RATELIMIT_SUBMIT="100000/m")
+    run_settings.enable()
     old_name = connection.settings_dict["NAME"]
     connection.settings_dict.setdefault("TEST", {})["NAME"] = f"{old_name}_{suffix}"
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
@@ -433,6 +434,7 @@ def throwaway_database(suffix: str) -> Iterator[Callable[[str], Any]]:
         connection.creation.destroy_test_db(old_name, verbosity=0)
         if hasattr(cache, "delete_pattern"):  # Redis (django-redis): this run's keys only; a local cache ends with the process
             cache.delete_pattern("*")
+        run_settings.disable()
 
 
 def main() -> None:
